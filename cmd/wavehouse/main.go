@@ -1,0 +1,55 @@
+// Command wavehouse is the WaveHouse gateway: `wavehouse serve` runs the roles in the config,
+// the other subcommands check config and operate the deployment. One file per subcommand.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: wavehouse <command> [flags]
+
+commands:
+  serve          run the roles in the config (api, ingest, sweeper)
+  config check   validate the config and print the effective config and warnings
+  version        print the build version
+  help           show this help
+
+Run 'wavehouse <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal now ends the process at once
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the process exit code: 0 success, 1 failure, 2 usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "config":
+		return runConfig(ctx, args[1:], stdout, stderr)
+	case "version":
+		return runVersion(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "wavehouse: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,60 @@
+// Package config reads, checks and prints the boot configuration: config.yaml overlaid by WH_*
+// environment variables. Each layer's backend has its own typed sub-block that is validated only
+// when that backend is selected. Nothing mutates a Config after Validate.
+package config
+
+// Config is the boot configuration of one wavehouse process.
+type Config struct {
+	Server          Server      `yaml:"server" env-prefix:"WH_SERVER_"`
+	Ops             Ops         `yaml:"ops" env-prefix:"WH_OPS_"`
+	DataDir         string      `yaml:"data_dir" env:"WH_DATA_DIR" env-description:"Directory for embedded backends' data (queue, chDB, dedupe)."`
+	Roles           Roles       `yaml:"roles" env:"WH_ROLES" env-description:"Roles this process runs: any of api, ingest, sweeper (comma-separated)."`
+	InstanceID      string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
+	ShutdownTimeout Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
+	Log             Log         `yaml:"log" env-prefix:"WH_LOG_"`
+	Auth            Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
+	Idempotency     Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
+	Store           Store       `yaml:"store" env-prefix:"WH_STORE_"`
+	MQ              MQ          `yaml:"mq" env-prefix:"WH_MQ_"`
+	Cache           Cache       `yaml:"cache" env-prefix:"WH_CACHE_"`
+	Dedupe          Dedupe      `yaml:"dedupe" env-prefix:"WH_DEDUPE_"`
+	Coord           Coord       `yaml:"coord" env-prefix:"WH_COORD_"`
+}
+
+// Server is the public API listener.
+type Server struct {
+	Listen            string   `yaml:"listen" env:"LISTEN" env-description:"Address of the API listener. A non-loopback address needs auth (or auth.allow_anonymous)."`
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout" env:"READ_HEADER_TIMEOUT" env-description:"Time allowed to read request headers."`
+	IdleTimeout       Duration `yaml:"idle_timeout" env:"IDLE_TIMEOUT" env-description:"Keep-alive idle timeout."`
+}
+
+// Ops is the operator listener: probes, metrics, version, pprof.
+type Ops struct {
+	Listen string `yaml:"listen" env:"LISTEN" env-description:"Address of the ops listener (/livez, /readyz, /metrics, /version, /debug/pprof)."`
+	Pprof  bool   `yaml:"pprof" env:"PPROF" env-description:"Serve /debug/pprof/* on the ops listener (never on the API listener)."`
+}
+
+// Log configures the process logger.
+type Log struct {
+	Level  string `yaml:"level" env:"LEVEL" env-description:"debug, info, warn or error."`
+	Format string `yaml:"format" env:"FORMAT" env-description:"json or text."`
+}
+
+// Auth holds the boot-time access switches; API keys live in the settings directory.
+type Auth struct {
+	AllowAnonymous bool `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
+}
+
+// Idempotency switches Idempotency-Key handling on ingest.
+type Idempotency struct {
+	Enabled bool `yaml:"enabled" env:"ENABLED" env-description:"Honour Idempotency-Key on ingest (needs a shared dedupe backend when api runs in several processes)."`
+}
+
+// TLS is a client TLS configuration given as files.
+type TLS struct {
+	Enabled            bool   `yaml:"enabled" env:"ENABLED" env-description:"Use TLS."`
+	CAFile             string `yaml:"ca_file" env:"CA_FILE" env-description:"PEM file of CAs to trust (default: system roots)."`
+	CertFile           string `yaml:"cert_file" env:"CERT_FILE" env-description:"PEM client certificate for mutual TLS."`
+	KeyFile            string `yaml:"key_file" env:"KEY_FILE" env-description:"PEM client key for mutual TLS."`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify" env:"INSECURE_SKIP_VERIFY" env-description:"Do not verify the server certificate (testing only)."`
+}

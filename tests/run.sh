@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, starts one shared instance of each service,
+# runs every Go test with -race and a cover profile, and stops the services again.
+# BENCH=1 runs the benchmarks instead. Extra arguments go to `go test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tests/deps/install.sh all
+state="${WH_DEPS_STATE:-${TMPDIR:-/tmp}/wavehouse-deps-$$}"
+export WH_DEPS_STATE="$state"
+trap 'tests/deps/stop.sh' EXIT
+tests/deps/start.sh
+# shellcheck disable=SC1091
+source "$state/env.sh"
+
+if [[ "${BENCH:-}" == 1 ]]; then
+  go test -run '^$' -bench . -benchtime "${BENCHTIME:-1x}" "${@:-./...}"
+  exit 0
+fi
+go test -race -count=1 -timeout 45m -covermode=atomic -coverprofile=coverage.out "${@:-./...}"
