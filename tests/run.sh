@@ -6,12 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tests/deps/install.sh all
-state="${WH_DEPS_STATE:-${TMPDIR:-/tmp}/wavehouse-deps-$$}"
-export WH_DEPS_STATE="$state"
+export WH_DEPS_DIR="${WH_DEPS_DIR:-${TMPDIR:-/tmp}/wavehouse-deps-$$}"
 trap 'tests/deps/stop.sh' EXIT
-tests/deps/start.sh
-# shellcheck disable=SC1091
-source "$state/env.sh"
+env_file="$(tests/deps/start.sh)"
+set -a
+# shellcheck disable=SC1090
+. "$env_file"
+set +a
 
 if [[ "${BENCH:-}" == 1 ]]; then
   go test -run '^$' -bench . -benchtime "${BENCHTIME:-1x}" "${@:-./...}"

@@ -1,0 +1,90 @@
+package testsvc
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dynamoCall makes one DynamoDB JSON API call with dummy credentials.
+func dynamoCall(t *testing.T, endpoint, op, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint+"/", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Date", "20260101T000000Z")
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=0")
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func TestDynamoDBTableSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	d := StartDynamoDB(t)
+	table := UniqueName(t, "testsvc")
+	code, body := dynamoCall(t, d.Endpoint, "CreateTable", `{"TableName":"`+table+`",
+		"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],
+		"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"BillingMode":"PAY_PER_REQUEST"}`)
+	if code != http.StatusOK {
+		t.Fatalf("CreateTable: %d %s", code, body)
+	}
+	// A new table is CREATING until dynalite flips it to ACTIVE, even with
+	// --createTableMs 0, as on real DynamoDB: wait for it.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := poll(ctx, func() bool {
+		_, body := dynamoCall(t, d.Endpoint, "DescribeTable", `{"TableName":"`+table+`"}`)
+		return strings.Contains(body, `"TableStatus":"ACTIVE"`)
+	}); err != nil {
+		t.Fatalf("table never became ACTIVE: %v", err)
+	}
+	if code, body := dynamoCall(t, d.Endpoint, "PutItem", `{"TableName":"`+table+`","Item":{"pk":{"S":"a"}}}`); code != http.StatusOK {
+		t.Fatalf("PutItem: %d %s", code, body)
+	}
+	getA := func() string {
+		t.Helper()
+		code, body := dynamoCall(t, d.Endpoint, "GetItem", `{"TableName":"`+table+`","Key":{"pk":{"S":"a"}},"ConsistentRead":true}`)
+		if code != http.StatusOK {
+			t.Fatalf("GetItem: %d %s", code, body)
+		}
+		return body
+	}
+	d.Stop(t)
+	d.Start(t)
+	if got := getA(); !strings.Contains(got, `"pk":{"S":"a"}`) {
+		t.Fatalf("after Stop/Start GetItem = %s, want the item", got)
+	}
+	d.Kill(t)
+	d.Start(t)
+	if got := getA(); !strings.Contains(got, `"pk":{"S":"a"}`) {
+		t.Fatalf("after Kill/Start GetItem = %s, want the item", got)
+	}
+}
+
+func TestDynamoDBServerPrivateAndShared(t *testing.T) {
+	t.Setenv("WH_TEST_DYNAMODB_ENDPOINT", "")
+	private := DynamoDBServer(t)
+	if code, body := dynamoCall(t, private.Endpoint, "ListTables", `{}`); code != http.StatusOK {
+		t.Fatalf("ListTables: %d %s", code, body)
+	}
+	t.Setenv("WH_TEST_DYNAMODB_ENDPOINT", private.Endpoint)
+	if got := DynamoDBServer(t); got.Endpoint != private.Endpoint {
+		t.Fatalf("DynamoDBServer = %q, want the shared %q", got.Endpoint, private.Endpoint)
+	}
+}
