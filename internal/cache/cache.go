@@ -1,0 +1,73 @@
+package cache
+
+import (
+	"context"
+	"time"
+)
+
+// Results stores query results as opaque bytes under a [Key].
+type Results interface {
+	// Get returns the value stored under key, or an error wrapping ErrMiss when there is
+	// none. The returned slice belongs to the caller.
+	Get(ctx context.Context, key Key) ([]byte, error)
+	// Set stores value under key for ttl (ttl <= 0 means the backend's default). A value
+	// above the backend's cap is not stored and ErrTooLarge is returned. value is not
+	// retained after Set returns.
+	Set(ctx context.Context, key Key, value []byte, ttl time.Duration) error
+}
+
+// Versioner holds the monotonic version counters that invalidate results.
+type Versioner interface {
+	// Versions reads, in one round trip, the tenant's versions and the version of each
+	// table in deps (a counter never bumped reads as 0). It returns ErrUnavailable while
+	// a bump that would change the answer has not reached the backend yet.
+	Versions(ctx context.Context, tenant string, deps Deps) (Versions, error)
+	// BumpTable advances the version of (tenant, table) and the tenant's write counter
+	// (which queries over unknown tables depend on). If the backend cannot be reached,
+	// the bump is remembered and retried by Run until it lands, and nil is returned,
+	// because the bump is no longer the caller's to retry.
+	BumpTable(ctx context.Context, tenant, table string) error
+	// BumpTenant advances the tenant's epoch, orphaning every result of the tenant (for
+	// schema changes and purges), with the same delivery guarantee as BumpTable.
+	BumpTenant(ctx context.Context, tenant string) error
+}
+
+// Cache is a complete cache backend with its lifecycle.
+type Cache interface {
+	Results
+	Versioner
+	// Run does the backend's background work (retrying undelivered bumps) until ctx is
+	// done or the cache is closed. It returns nil on either.
+	Run(ctx context.Context) error
+	// Close releases the backend. It is idempotent; later calls of other methods return
+	// ErrClosed.
+	Close(ctx context.Context) error
+}
+
+// BreakerState is the state of a backend's circuit breaker.
+type BreakerState string
+
+// Circuit breaker states.
+const (
+	// BreakerClosed lets every operation through.
+	BreakerClosed BreakerState = "closed"
+	// BreakerOpen fails operations fast with ErrUnavailable until the cool-down ends.
+	BreakerOpen BreakerState = "open"
+	// BreakerHalfOpen lets one probe through; its success closes the breaker.
+	BreakerHalfOpen BreakerState = "half_open"
+)
+
+// Health is a snapshot of a backend's state for metrics and readiness.
+type Health struct {
+	// Breaker is the circuit breaker state (always closed for in-process backends).
+	Breaker BreakerState
+	// BreakerOpens counts the transitions to open since the cache was built.
+	BreakerOpens uint64
+	// PendingInvalidations counts bumps not yet delivered to the backend.
+	PendingInvalidations int
+}
+
+// HealthReporter is implemented by backends that can report [Health].
+type HealthReporter interface {
+	Health() Health
+}

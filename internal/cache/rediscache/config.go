@@ -1,0 +1,161 @@
+package rediscache
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config configures the Redis cache (cache.redis in the boot config).
+type Config struct {
+	// Addrs are the host:port addresses: one for a standalone server, one or more seed
+	// nodes for a cluster. Required.
+	Addrs []string `yaml:"addrs"`
+	// Cluster selects the Redis Cluster protocol. Default false.
+	Cluster bool `yaml:"cluster"`
+	// Username is the ACL user; empty means the default user.
+	Username string `yaml:"username"`
+	// PasswordFile is a file holding the password (trailing newline ignored); empty means
+	// no password.
+	PasswordFile string `yaml:"password_file"`
+	// DB is the database number of a standalone server. Default 0; must be 0 with Cluster.
+	DB int `yaml:"db"`
+	// KeyPrefix starts every key, before the tenant. Default "wh:". It may not contain
+	// '{' or '}', which would break cluster hash tags.
+	KeyPrefix string `yaml:"key_prefix"`
+	// TLS configures TLS; disabled by default.
+	TLS TLSConfig `yaml:"tls"`
+	// Timeout bounds each operation, including dialling: a slow cache is bypassed, never
+	// waited on. Default 100ms.
+	Timeout time.Duration `yaml:"timeout"`
+	// PoolSize is the connection pool size per node. Default 10 per CPU.
+	PoolSize int `yaml:"pool_size"`
+	// DefaultTTL is the time to live of a result set with ttl <= 0. Default 60s.
+	DefaultTTL time.Duration `yaml:"default_ttl"`
+	// CompressThreshold is the value size from which values are s2-compressed. Default
+	// 1 KiB.
+	CompressThreshold int `yaml:"compress_threshold"`
+	// MaxValueBytes is the largest result stored, before compression; larger ones are
+	// refused with cache.ErrTooLarge. Default 1 MiB.
+	MaxValueBytes int `yaml:"max_value_bytes"`
+	// BreakerFailures is the number of consecutive failures that opens the circuit
+	// breaker. Default 5.
+	BreakerFailures int `yaml:"breaker_failures"`
+	// BreakerCooldown is how long the open breaker fails operations fast before it lets
+	// one probe through. Default 5s.
+	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+	// RetryInterval is how often Run retries invalidations that could not reach Redis.
+	// Default 500ms.
+	RetryInterval time.Duration `yaml:"retry_interval"`
+}
+
+// TLSConfig configures TLS to Redis. Files are PEM.
+type TLSConfig struct {
+	// Enabled turns TLS on. Default false.
+	Enabled bool `yaml:"enabled"`
+	// CAFile verifies the server; empty means the system roots.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the client certificate for mutual TLS; both or neither.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName overrides the name verified in the server certificate.
+	ServerName string `yaml:"server_name"`
+	// InsecureSkipVerify skips verifying the server certificate (testing only).
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// Defaults used for zero fields.
+const (
+	DefaultKeyPrefix         = "wh:"
+	DefaultTimeout           = 100 * time.Millisecond
+	DefaultTTL               = 60 * time.Second
+	DefaultCompressThreshold = 1 << 10
+	DefaultMaxValueBytes     = 1 << 20
+	DefaultBreakerFailures   = 5
+	DefaultBreakerCooldown   = 5 * time.Second
+	DefaultRetryInterval     = 500 * time.Millisecond
+)
+
+func (c Config) withDefaults() Config {
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = DefaultKeyPrefix
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.DefaultTTL == 0 {
+		c.DefaultTTL = DefaultTTL
+	}
+	if c.CompressThreshold == 0 {
+		c.CompressThreshold = DefaultCompressThreshold
+	}
+	if c.MaxValueBytes == 0 {
+		c.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = DefaultBreakerFailures
+	}
+	if c.BreakerCooldown == 0 {
+		c.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if c.RetryInterval == 0 {
+		c.RetryInterval = DefaultRetryInterval
+	}
+	return c
+}
+
+// Validate reports every invalid field, naming its key. It reads no file.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("cache.redis.%s: "+format, append([]any{key}, args...)...))
+	}
+	if len(c.Addrs) == 0 {
+		bad("addrs", "required: list the Redis address (host:port), or the cluster seed nodes")
+	}
+	for i, a := range c.Addrs {
+		if !strings.Contains(a, ":") {
+			bad("addrs", "entry %d %q is not host:port", i, a)
+		}
+	}
+	if !c.Cluster && len(c.Addrs) > 1 {
+		bad("addrs", "%d addresses without cluster: true; give one address or set cache.redis.cluster", len(c.Addrs))
+	}
+	if c.DB < 0 {
+		bad("db", "must be 0 or more, got %d", c.DB)
+	}
+	if c.Cluster && c.DB != 0 {
+		bad("db", "Redis Cluster has only database 0, got %d", c.DB)
+	}
+	if strings.ContainsAny(c.KeyPrefix, "{}") {
+		bad("key_prefix", "%q contains '{' or '}', which breaks cluster hash tags", c.KeyPrefix)
+	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		bad("tls", "cert_file and key_file go together")
+	}
+	if !c.TLS.Enabled && (c.TLS.CAFile != "" || c.TLS.CertFile != "" || c.TLS.ServerName != "") {
+		bad("tls.enabled", "TLS files are set but tls.enabled is false")
+	}
+	for key, d := range map[string]time.Duration{"timeout": c.Timeout, "default_ttl": c.DefaultTTL, "breaker_cooldown": c.BreakerCooldown, "retry_interval": c.RetryInterval} {
+		if d < 0 {
+			bad(key, "must be positive, got %s", d)
+		}
+	}
+	for key, n := range map[string]int{"pool_size": c.PoolSize, "compress_threshold": c.CompressThreshold, "max_value_bytes": c.MaxValueBytes, "breaker_failures": c.BreakerFailures} {
+		if n < 0 {
+			bad(key, "must be positive, got %d", n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Deps are the collaborators of the cache.
+type Deps struct {
+	// Now returns the current time for the breaker; nil means time.Now.
+	Now func() time.Time
+	// Logger records breaker transitions; nil discards them.
+	Logger *slog.Logger
+}
