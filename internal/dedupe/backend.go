@@ -1,0 +1,83 @@
+package dedupe
+
+import (
+	"crypto/rand"
+	"fmt"
+	"time"
+)
+
+// The helpers in this file hold the parts of the contract every backend implements the same
+// way, so the backends differ only in how they store and condition records.
+
+// Live reports whether rec still counts at now: a pending claim before the end of its lease, or
+// a committed record before the end of its retention. Both ends are exclusive: at
+// LeaseUntil or ExpiresAt the record is expired.
+func (rec Record) Live(now time.Time) bool {
+	switch rec.State {
+	case StatePending:
+		return now.Before(rec.LeaseUntil)
+	case StateCommitted:
+		return now.Before(rec.ExpiresAt)
+	default:
+		return false
+	}
+}
+
+// Classify returns the Reservation a Reserve with fingerprint gets when it finds the live
+// record rec at now. Callers check rec.Live(now) first.
+func Classify(rec Record, fingerprint string, now time.Time) Reservation {
+	res := Reservation{Record: rec}
+	switch {
+	case rec.Fingerprint != fingerprint:
+		res.Outcome = OutcomeMismatch
+	case rec.State == StateCommitted:
+		res.Outcome = OutcomeDuplicate
+	default:
+		res.Outcome = OutcomeInFlight
+	}
+	if rec.State == StatePending {
+		res.RetryAfter = max(rec.LeaseUntil.Sub(now), time.Millisecond)
+	}
+	return res
+}
+
+// NewToken returns a fresh random claim token.
+func NewToken() string {
+	return rand.Text()
+}
+
+// CheckReserve validates the arguments of Store.Reserve.
+func CheckReserve(key Key, lease time.Duration) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	if lease <= 0 {
+		return fmt.Errorf("%w: lease %v is not positive", ErrInvalid, lease)
+	}
+	return nil
+}
+
+// CheckCommit validates the arguments of Store.Commit.
+func CheckCommit(key Key, token string, resp Response, retention time.Duration) error {
+	if err := CheckRelease(key, token); err != nil {
+		return err
+	}
+	if retention <= 0 {
+		return fmt.Errorf("%w: retention %v is not positive", ErrInvalid, retention)
+	}
+	if resp.Status < 100 || resp.Status > 999 {
+		return fmt.Errorf("%w: response status %d", ErrInvalid, resp.Status)
+	}
+	return nil
+}
+
+// CheckRelease validates the arguments of Store.Release.
+func CheckRelease(key Key, token string) error {
+	if err := key.Validate(); err != nil {
+		return err
+	}
+	if token == "" {
+		return fmt.Errorf("%w: empty claim token", ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,236 @@
+// Package localdedupe is the embedded dedupe backend: idempotency records in a Pebble database
+// on local disk, for a single process.
+//
+// Reserve, Commit and Release read and rewrite a record under a per-key mutex (one of a fixed
+// set of shards), so they are atomic within the process; the database directory is locked, so
+// only one process can open it. Commit writes with fsync, so a recorded response survives a
+// crash; claims and releases are not fsynced, because a claim lost in a crash died with the
+// request that held it.
+package localdedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/wavehouse/wavehouse/internal/dedupe"
+)
+
+const shardCount = 256
+
+var (
+	_ dedupe.Store   = (*Store)(nil)
+	_ dedupe.Sweeper = (*Store)(nil)
+)
+
+// Store is the Pebble-backed dedupe.Store. It also implements dedupe.Sweeper.
+type Store struct {
+	clock dedupe.Clock
+	seed  maphash.Seed
+	keyMu [shardCount]sync.Mutex
+
+	// mu guards db against Close: calls hold it shared, Close exclusively, because Pebble
+	// must not be used after it is closed.
+	mu       sync.RWMutex
+	db       *pebble.DB
+	closed   bool
+	closeErr error
+}
+
+// New opens (creating if needed) the Pebble database in cfg.Dir.
+//
+// Unlike most constructors in this repository, New opens the database: Pebble starts its own
+// background goroutines when it opens, and Close stops them. There is no other background
+// work, so the store has no Run method.
+func New(cfg Config, deps Deps) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	clock := deps.Clock
+	if clock == nil {
+		clock = dedupe.SystemClock{}
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(cfg.Dir, &pebble.Options{Logger: pebbleLogger{log: log}})
+	if err != nil {
+		return nil, fmt.Errorf("%w: open pebble in %s: %w", dedupe.ErrUnavailable, cfg.Dir, err)
+	}
+	return &Store{clock: clock, seed: maphash.MakeSeed(), db: db}, nil
+}
+
+// Reserve implements dedupe.Store.
+func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string, lease time.Duration) (dedupe.Reservation, error) {
+	if err := dedupe.CheckReserve(key, lease); err != nil {
+		return dedupe.Reservation{}, err
+	}
+	var res dedupe.Reservation
+	err := s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
+		cur, found, err := get(db, k)
+		if err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		if found {
+			if rec := cur.record(); rec.Live(now) {
+				res = dedupe.Classify(rec, fingerprint, now)
+				return nil
+			}
+		}
+		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease)}
+		val := encode(stored{
+			State:       int(dedupe.StatePending),
+			Token:       claim.Token,
+			Fingerprint: fingerprint,
+			LeaseUntil:  claim.LeaseUntil.UnixNano(),
+		})
+		if err := db.Set(k, val, pebble.NoSync); err != nil {
+			return unavailable("write claim", err)
+		}
+		res = dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: found}
+		return nil
+	})
+	return res, err
+}
+
+// Commit implements dedupe.Store. The record is fsynced before Commit returns.
+func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp dedupe.Response, retention time.Duration) error {
+	if err := dedupe.CheckCommit(key, token, resp, retention); err != nil {
+		return err
+	}
+	return s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
+		cur, err := owned(db, k, token)
+		if err != nil {
+			return err
+		}
+		cur.State = int(dedupe.StateCommitted)
+		cur.ExpiresAt = s.clock.Now().Add(retention).UnixNano()
+		cur.Status = resp.Status
+		cur.Body = resp.Body
+		if err := db.Set(k, encode(cur), pebble.Sync); err != nil {
+			return unavailable("write commit", err)
+		}
+		return nil
+	})
+}
+
+// Release implements dedupe.Store.
+func (s *Store) Release(ctx context.Context, key dedupe.Key, token string) error {
+	if err := dedupe.CheckRelease(key, token); err != nil {
+		return err
+	}
+	return s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
+		if _, err := owned(db, k, token); err != nil {
+			return err
+		}
+		if err := db.Delete(k, pebble.NoSync); err != nil {
+			return unavailable("delete claim", err)
+		}
+		return nil
+	})
+}
+
+// Get implements dedupe.Store.
+func (s *Store) Get(ctx context.Context, key dedupe.Key) (dedupe.Record, error) {
+	if err := key.Validate(); err != nil {
+		return dedupe.Record{}, err
+	}
+	var rec dedupe.Record
+	err := s.withDB(ctx, func(db *pebble.DB) error {
+		cur, found, err := get(db, []byte(key.Encode()))
+		if err != nil {
+			return err
+		}
+		if !found || !cur.record().Live(s.clock.Now()) {
+			return dedupe.ErrNotFound
+		}
+		rec = cur.record()
+		return nil
+	})
+	return rec, err
+}
+
+// Close closes the database. It waits for calls in progress and is idempotent.
+func (s *Store) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.closeErr
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		s.closeErr = fmt.Errorf("close pebble: %w", err)
+	}
+	s.db = nil
+	return s.closeErr
+}
+
+// withDB runs fn with the open database, or returns ErrClosed.
+func (s *Store) withDB(ctx context.Context, fn func(db *pebble.DB) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return dedupe.ErrClosed
+	}
+	return fn(s.db)
+}
+
+// withKey runs fn holding the mutex of key's shard, so read-modify-write cycles on one key
+// never interleave.
+func (s *Store) withKey(ctx context.Context, key dedupe.Key, fn func(db *pebble.DB, k []byte) error) error {
+	k := key.Encode()
+	return s.withDB(ctx, func(db *pebble.DB) error {
+		m := &s.keyMu[shardOf(s, k)]
+		m.Lock()
+		defer m.Unlock()
+		return fn(db, []byte(k))
+	})
+}
+
+func shardOf(s *Store, k string) uint64 {
+	return maphash.String(s.seed, k) % shardCount
+}
+
+// get reads the record stored under k.
+func get(db *pebble.DB, k []byte) (stored, bool, error) {
+	val, closer, err := db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return stored{}, false, nil
+	}
+	if err != nil {
+		return stored{}, false, unavailable("read", err)
+	}
+	defer closer.Close()
+	cur, err := decode(val)
+	if err != nil {
+		return stored{}, false, unavailable("read", err)
+	}
+	return cur, true, nil
+}
+
+// owned returns the record under k if it is a pending claim held by token, else ErrNotOwner.
+func owned(db *pebble.DB, k []byte, token string) (stored, error) {
+	cur, found, err := get(db, k)
+	if err != nil {
+		return stored{}, err
+	}
+	if !found || cur.State != int(dedupe.StatePending) || cur.Token != token {
+		return stored{}, dedupe.ErrNotOwner
+	}
+	return cur, nil
+}
+
+func unavailable(op string, err error) error {
+	return fmt.Errorf("%w: pebble %s: %w", dedupe.ErrUnavailable, op, err)
+}

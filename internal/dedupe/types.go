@@ -1,0 +1,116 @@
+package dedupe
+
+import (
+	"bytes"
+	"time"
+)
+
+// Outcome is the result of a Reserve.
+type Outcome int
+
+const (
+	// OutcomeClaimed means the caller owns the key until Reservation.Claim.LeaseUntil and must
+	// Commit or Release it.
+	OutcomeClaimed Outcome = iota + 1
+	// OutcomeDuplicate means the key was committed by an earlier request with the same
+	// fingerprint; Reservation.Record holds its response.
+	OutcomeDuplicate
+	// OutcomeInFlight means another request with the same fingerprint holds a live claim;
+	// Reservation.RetryAfter is the rest of its lease.
+	OutcomeInFlight
+	// OutcomeMismatch means the key is committed or claimed by a request with a different
+	// fingerprint; Reservation.Record holds that record.
+	OutcomeMismatch
+)
+
+// String returns the outcome's name as used in metrics labels.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeClaimed:
+		return "claimed"
+	case OutcomeDuplicate:
+		return "duplicate"
+	case OutcomeInFlight:
+		return "in_flight"
+	case OutcomeMismatch:
+		return "mismatch"
+	default:
+		return "unknown"
+	}
+}
+
+// State is the state of a stored record.
+type State int
+
+const (
+	// StatePending is a claim whose request has not finished.
+	StatePending State = iota + 1
+	// StateCommitted is a finished request with its recorded response.
+	StateCommitted
+)
+
+// String returns the state's name.
+func (s State) String() string {
+	switch s {
+	case StatePending:
+		return "pending"
+	case StateCommitted:
+		return "committed"
+	default:
+		return "unknown"
+	}
+}
+
+// Response is the recorded answer to a request, replayed to its duplicates.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// Body is the response body. The store copies it; the caller keeps ownership.
+	Body []byte
+}
+
+// Equal reports whether r and o have the same status and body.
+func (r Response) Equal(o Response) bool {
+	return r.Status == o.Status && bytes.Equal(r.Body, o.Body)
+}
+
+// Claim is a won reservation. Token proves ownership to Commit and Release.
+type Claim struct {
+	// Token is an opaque random string unique to this claim.
+	Token string
+	// LeaseUntil is when the claim lapses if not committed or released.
+	LeaseUntil time.Time
+}
+
+// Record is a stored idempotency record.
+type Record struct {
+	// State is pending or committed.
+	State State
+	// Fingerprint identifies the request that made the record (for example a hash of tenant,
+	// table and body).
+	Fingerprint string
+	// LeaseUntil is the end of a pending claim's lease.
+	LeaseUntil time.Time
+	// ExpiresAt is the end of a committed record's retention.
+	ExpiresAt time.Time
+	// Response is the recorded response; zero for a pending claim.
+	Response Response
+}
+
+// Reservation is the result of Store.Reserve.
+type Reservation struct {
+	// Outcome says which of the fields below are set.
+	Outcome Outcome
+	// Claim is set for OutcomeClaimed.
+	Claim Claim
+	// Reclaimed is true for OutcomeClaimed when the key held a record that had expired (a
+	// lapsed lease or a committed record past its retention) and the claim replaced it. Metrics
+	// count it as the "expired" outcome.
+	Reclaimed bool
+	// Record is the existing record for OutcomeDuplicate, OutcomeInFlight and
+	// OutcomeMismatch.
+	Record Record
+	// RetryAfter is the rest of the other claim's lease for OutcomeInFlight, and for
+	// OutcomeMismatch when the other record is pending; it is at least one millisecond.
+	RetryAfter time.Duration
+}
