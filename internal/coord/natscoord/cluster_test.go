@@ -1,0 +1,200 @@
+package natscoord_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/wavehouse/wavehouse/internal/coord"
+	"github.com/wavehouse/wavehouse/internal/coord/coordtest"
+	"github.com/wavehouse/wavehouse/internal/coord/natscoord"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// clusterCoordinator builds a coordinator on its own reconnecting
+// connection to every node of cl.
+func clusterCoordinator(t *testing.T, cl *testsvc.NATSCluster, cfg natscoord.Config, instance string) (*natscoord.Coordinator, *nats.Conn) {
+	t.Helper()
+	nc, err := nats.Connect(cl.URL(), nats.ReconnectWait(50*time.Millisecond), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	c, err := natscoord.New(cfg, natscoord.Deps{JetStream: jetStream(t, nc), Instance: instance})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Close(ctx)
+	})
+	return c, nc
+}
+
+// waitBucketReady creates the R3 bucket and waits until its stream has
+// elected a leader and answers reads, so that the suite starts on a working
+// bucket rather than timing the cluster's election.
+func waitBucketReady(t *testing.T, cl *testsvc.NATSCluster, cfg natscoord.Config) {
+	t.Helper()
+	c, _ := clusterCoordinator(t, cl, cfg, "setup")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		_, _, err := c.Holder(ctx, "ready")
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease bucket never became readable: %v", err)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
+
+// TestConformanceR3 runs the suite against a three-node JetStream cluster
+// with the lease bucket replicated three times (CAS conflicts are reported
+// with a different error code there).
+func TestConformanceR3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node NATS cluster")
+	}
+	cl := testsvc.StartNATSCluster(t, 3)
+	coordtest.Run(t, func(t *testing.T) *coordtest.Harness {
+		cfg := testConfig
+		cfg.Replicas = 3
+		cfg.Bucket = testsvc.UniqueName(t, "leases")
+		waitBucketReady(t, cl, cfg)
+		conns := map[coord.Coordinator]*nats.Conn{}
+		return &coordtest.Harness{
+			New: func(t *testing.T, instance string) coord.Coordinator {
+				c, nc := clusterCoordinator(t, cl, cfg, instance)
+				conns[c] = nc
+				return c
+			},
+			Kill:  func(t *testing.T, c coord.Coordinator) { conns[c].Close() },
+			Lease: cfg.Lease,
+			Clock: coord.SystemClock(),
+		}
+	}, coordtest.Caps{})
+}
+
+// TestBucketLeaderKilled kills the node leading the R3 lease bucket while
+// two coordinators campaign: at no moment do two jobs run, tokens keep
+// increasing, and a job runs again once the cluster has a new leader.
+func TestBucketLeaderKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node NATS cluster")
+	}
+	cl := testsvc.StartNATSCluster(t, 3)
+	cfg := natscoord.Config{
+		Manage:        true,
+		Replicas:      3,
+		Bucket:        testsvc.UniqueName(t, "leases"),
+		Lease:         2 * time.Second,
+		RenewInterval: 400 * time.Millisecond,
+		SafetyMargin:  400 * time.Millisecond,
+	}
+	waitBucketReady(t, cl, cfg)
+	a, nc := clusterCoordinator(t, cl, cfg, "a")
+	b, _ := clusterCoordinator(t, cl, cfg, "b")
+
+	var (
+		mu         sync.Mutex
+		active     int
+		lastToken  uint64
+		starts     []time.Time
+		violations []string
+	)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for _, c := range []coord.Coordinator{a, b} {
+		wg.Go(func() {
+			_ = coord.RunElected(ctx, c, "sweeper", func(fctx context.Context, term coord.Term) error {
+				mu.Lock()
+				active++
+				if active > 1 {
+					violations = append(violations, fmt.Sprintf("%s started token %d while another job ran", term.Holder(), term.Token()))
+				}
+				if term.Token() <= lastToken {
+					violations = append(violations, fmt.Sprintf("token %d after %d", term.Token(), lastToken))
+				}
+				lastToken = term.Token()
+				starts = append(starts, time.Now())
+				mu.Unlock()
+				<-fctx.Done()
+				mu.Lock()
+				active--
+				mu.Unlock()
+				return nil
+			}, coord.ElectOptions{RetryInterval: 100 * time.Millisecond, CallTimeout: time.Second})
+		})
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+			<-time.After(50 * time.Millisecond)
+		}
+	}
+	waitFor("a job runs", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(starts) > 0
+	})
+
+	js := jetStream(t, nc)
+	info, err := js.Stream(t.Context(), "KV_"+cfg.Bucket)
+	if err != nil {
+		t.Fatalf("lease bucket stream: %v", err)
+	}
+	leader := info.CachedInfo().Cluster.Leader
+	killed := -1
+	for i := range cl.Nodes {
+		if leader == fmt.Sprintf("%s-%d", cl.Name, i) {
+			killed = i
+		}
+	}
+	if killed < 0 {
+		t.Fatalf("bucket leader %q is not one of the cluster's nodes", leader)
+	}
+	cl.Kill(t, killed)
+	killedAt := time.Now()
+
+	// Some holder runs the job after the failover, whether the old one kept
+	// renewing through it or a candidate took over.
+	waitFor("a job runs after the leader was killed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if active != 1 {
+			return false
+		}
+		hr, ok := coord.Coordinator(b).(coord.HolderReader)
+		if !ok {
+			return false
+		}
+		hctx, hcancel := context.WithTimeout(ctx, time.Second)
+		defer hcancel()
+		_, held, err := hr.Holder(hctx, "sweeper")
+		return err == nil && held && time.Since(killedAt) > cfg.Lease
+	})
+	cancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	t.Logf("killed bucket leader %s; %d terms in all", leader, len(starts))
+}

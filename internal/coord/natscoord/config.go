@@ -1,0 +1,96 @@
+package natscoord
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config configures the NATS KV coordinator (coord.backend: nats).
+type Config struct {
+	// Bucket is the JetStream KV bucket holding the leases, one key per
+	// lease name. Default "wavehouse_leases".
+	Bucket string `yaml:"bucket"`
+	// Manage creates the bucket when it is missing (History 1, file
+	// storage, Replicas). When false the bucket must exist already, for
+	// operators who provision JetStream assets themselves. Default false.
+	Manage bool `yaml:"manage"`
+	// Replicas is the bucket's replication factor when Manage creates it:
+	// 1 on a single server, 3 on a cluster. Default 1.
+	Replicas int `yaml:"replicas"`
+	// Lease is how long a lease outlives its holder's last renewal before
+	// another coordinator may take it over, measured on the candidate's own
+	// clock. Default 15s.
+	Lease time.Duration `yaml:"lease"`
+	// RenewInterval is how often a holder renews. Default Lease/3.
+	RenewInterval time.Duration `yaml:"renew_interval"`
+	// SafetyMargin is how much earlier than Lease a holder that cannot renew
+	// steps down; it absorbs clock-rate drift and scheduling delays between
+	// holder and candidate. Default Lease/5.
+	SafetyMargin time.Duration `yaml:"safety_margin"`
+}
+
+// Defaults used for zero Config fields.
+const (
+	DefaultBucket = "wavehouse_leases"
+	DefaultLease  = 15 * time.Second
+)
+
+// Validate reports every problem in the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Bucket != "" && !validBucket(c.Bucket) {
+		errs = append(errs, fmt.Errorf("coord.nats.bucket: %q is not a valid KV bucket name (letters, digits, '_' and '-')", c.Bucket))
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("coord.nats.replicas: must be between 1 and 5, got %d", c.Replicas))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("coord.nats.lease: must not be negative, got %s", c.Lease))
+	}
+	if c.RenewInterval < 0 {
+		errs = append(errs, fmt.Errorf("coord.nats.renew_interval: must not be negative, got %s", c.RenewInterval))
+	}
+	if c.SafetyMargin < 0 {
+		errs = append(errs, fmt.Errorf("coord.nats.safety_margin: must not be negative, got %s", c.SafetyMargin))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	d := c.withDefaults()
+	if d.SafetyMargin >= d.Lease {
+		errs = append(errs, fmt.Errorf("coord.nats.safety_margin: %s must be shorter than coord.nats.lease %s", d.SafetyMargin, d.Lease))
+	} else if d.RenewInterval >= d.Lease-d.SafetyMargin {
+		errs = append(errs, fmt.Errorf("coord.nats.renew_interval: %s must be shorter than lease - safety_margin (%s), or a holder steps down between two renewals", d.RenewInterval, d.Lease-d.SafetyMargin))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Bucket == "" {
+		c.Bucket = DefaultBucket
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = c.Lease / 3
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.Lease / 5
+	}
+	return c
+}
+
+func validBucket(s string) bool {
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
