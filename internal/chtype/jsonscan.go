@@ -1,0 +1,320 @@
+package chtype
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// trimWS removes JSON insignificant whitespace around a value.
+func trimWS(b []byte) []byte {
+	for len(b) > 0 && isWS(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isWS(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func jsonKindName(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// skipString returns the index just past the JSON string starting at b[i] == '"', or -1.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value starting at b[i] (no leading whitespace),
+// or -1 when it is not terminated. It checks only bracket balance; elements are validated by
+// their own types.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '[', '{':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				j := skipString(b, i)
+				if j < 0 {
+					return -1
+				}
+				i = j - 1
+			case '[', '{':
+				depth++
+				if depth > 512 {
+					return -1
+				}
+			case ']', '}':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r', ':':
+			return i
+		}
+	}
+	return i
+}
+
+// SplitArray calls fn with each element of the JSON array raw (whitespace trimmed). It reports
+// false when raw is not a well-bracketed array.
+func SplitArray(raw []byte, fn func(i int, elem []byte) error) (bool, error) {
+	raw = trimWS(raw)
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return false, nil
+	}
+	i, n := 1, 0
+	for {
+		for i < len(raw) && isWS(raw[i]) {
+			i++
+		}
+		if i < len(raw) && raw[i] == ']' && n == 0 {
+			return i == len(raw)-1, nil
+		}
+		j := skipValue(raw, i)
+		if j < 0 || j == i {
+			return false, nil
+		}
+		if err := fn(n, raw[i:j]); err != nil {
+			return true, err
+		}
+		n++
+		for j < len(raw) && isWS(raw[j]) {
+			j++
+		}
+		if j >= len(raw) {
+			return false, nil
+		}
+		switch raw[j] {
+		case ',':
+			i = j + 1
+		case ']':
+			return j == len(raw)-1, nil
+		default:
+			return false, nil
+		}
+	}
+}
+
+// splitObject calls fn with each raw key (a JSON string) and value of the JSON object raw.
+func splitObject(raw []byte, fn func(key, val []byte) error) (bool, error) {
+	raw = trimWS(raw)
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false, nil
+	}
+	i, n := 1, 0
+	for {
+		for i < len(raw) && isWS(raw[i]) {
+			i++
+		}
+		if i < len(raw) && raw[i] == '}' && n == 0 {
+			return i == len(raw)-1, nil
+		}
+		if i >= len(raw) || raw[i] != '"' {
+			return false, nil
+		}
+		k := skipString(raw, i)
+		if k < 0 {
+			return false, nil
+		}
+		key := raw[i:k]
+		for k < len(raw) && isWS(raw[k]) {
+			k++
+		}
+		if k >= len(raw) || raw[k] != ':' {
+			return false, nil
+		}
+		k++
+		for k < len(raw) && isWS(raw[k]) {
+			k++
+		}
+		j := skipValue(raw, k)
+		if j < 0 || j == k {
+			return false, nil
+		}
+		if err := fn(key, raw[k:j]); err != nil {
+			return true, err
+		}
+		n++
+		for j < len(raw) && isWS(raw[j]) {
+			j++
+		}
+		if j >= len(raw) {
+			return false, nil
+		}
+		switch raw[j] {
+		case ',':
+			i = j + 1
+		case '}':
+			return j == len(raw)-1, nil
+		default:
+			return false, nil
+		}
+	}
+}
+
+// unquote decodes the JSON string raw (with quotes). ok is false when raw is not a valid string.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	simple := true
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 {
+			simple = false
+			break
+		}
+	}
+	if simple && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaping only what JSON requires; invalid UTF-8
+// becomes U+FFFD so the output is always valid JSON.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// isNumber reports whether b is a JSON number token.
+func isNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		s := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == s {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		s := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == s {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// isInteger reports whether b is an optionally signed run of decimal digits.
+func isInteger(b []byte) bool {
+	i := 0
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		i++
+	}
+	if i >= len(b) {
+		return false
+	}
+	for ; i < len(b); i++ {
+		if b[i] < '0' || b[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,271 @@
+// Package clickhousestore is the store backend for a ClickHouse server, over the native
+// protocol with clickhouse-go/v2 (store.backend: clickhouse). It keeps one connection pool per
+// tenant target, opened on first use, and detects the server version at connect to choose
+// between native {name:Type} parameters and client-side binding. It works with ClickHouse 18.16
+// and with current releases.
+package clickhousestore
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/wavehouse/wavehouse/internal/chtype"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// Deps are the collaborators of the store.
+type Deps struct {
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store backed by ClickHouse servers.
+type Store struct {
+	cfg Config
+	log *slog.Logger
+
+	mu     sync.Mutex
+	pools  map[string]*slot
+	closed bool
+
+	types sync.Map // type text → *chtype.Type
+}
+
+var (
+	_ store.Store              = (*Store)(nil)
+	_ store.CapabilityReporter = (*Store)(nil)
+)
+
+// slot holds a target's pool once opened; its lock serialises opening.
+type slot struct {
+	mu sync.Mutex
+	p  *pool
+}
+
+// pool is the connection pool of one tenant target.
+type pool struct {
+	conn driver.Conn
+	// nativeParams is true when the server binds {name:Type} itself (revision ≥ 54459).
+	nativeParams bool
+	// version is the server's major.minor.
+	major, minor uint64
+}
+
+// New validates cfg and returns a store. It connects to nothing until the first call.
+func New(cfg Config, deps Deps) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{cfg: cfg.withDefaults(), log: log, pools: map[string]*slot{}}, nil
+}
+
+// endpoint returns the server settings of tenant, falling back to the default endpoint.
+func (s *Store) endpoint(tenant string) Endpoint {
+	e, ok := s.cfg.Tenants[tenant]
+	if !ok {
+		return s.cfg.Endpoint
+	}
+	if len(e.Addr) == 0 {
+		e.Addr = s.cfg.Addr
+	}
+	if e.Username == "" {
+		e.Username = s.cfg.Username
+	}
+	return e
+}
+
+// poolKey names the pool of a target: tenants on the default endpoint share the endpoint, but
+// each database has its own pool because the native protocol fixes the current database (where
+// unqualified table names resolve) per connection.
+func (s *Store) poolKey(target store.Target) string {
+	if _, ok := s.cfg.Tenants[target.Tenant]; ok {
+		return "t:" + target.Tenant + "\x00" + target.Database
+	}
+	return "\x00" + target.Database
+}
+
+// pool returns the target's pool, opening it (and detecting the server version) on first use.
+// Concurrent first calls for one target open one pool; an unreachable server for one target
+// does not hold up the others. A failed open is not remembered, so the next call dials again.
+func (s *Store) pool(ctx context.Context, target store.Target) (*pool, error) {
+	if target.Database == "" {
+		return nil, fmt.Errorf("%w: target has no database", store.ErrRejected)
+	}
+	key := s.poolKey(target)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, store.ErrClosed
+	}
+	sl, ok := s.pools[key]
+	if !ok {
+		sl = &slot{}
+		s.pools[key] = sl
+	}
+	s.mu.Unlock()
+
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.p != nil {
+		return sl.p, nil
+	}
+	p, err := s.open(ctx, s.endpoint(target.Tenant), target.Database)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		_ = p.conn.Close()
+		return nil, store.ErrClosed
+	}
+	sl.p = p
+	return p, nil
+}
+
+func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, error) {
+	opts := &clickhouse.Options{
+		Addr:            e.Addr,
+		Auth:            clickhouse.Auth{Database: database, Username: e.Username},
+		DialTimeout:     s.cfg.DialTimeout,
+		ReadTimeout:     s.cfg.ReadTimeout,
+		MaxOpenConns:    s.cfg.MaxOpenConns,
+		MaxIdleConns:    s.cfg.MaxIdleConns,
+		ConnMaxLifetime: s.cfg.ConnMaxLifetime,
+		Settings:        clickhouse.Settings{},
+	}
+	for k, v := range s.cfg.Settings {
+		opts.Settings[k] = v
+	}
+	switch s.cfg.Compression {
+	case "lz4":
+		opts.Compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
+	case "zstd":
+		opts.Compression = &clickhouse.Compression{Method: clickhouse.CompressionZSTD}
+	}
+	if e.PasswordFile != "" {
+		b, err := os.ReadFile(e.PasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: read password_file: %w", err)
+		}
+		opts.Auth.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	if e.TLS.Enabled {
+		tc, err := tlsConfig(e.TLS)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLS = tc
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, translate(err, store.OpQuery)
+	}
+	if err := conn.Ping(ctx); err != nil {
+		_ = conn.Close()
+		return nil, translate(err, store.OpQuery)
+	}
+	v, err := conn.ServerVersion()
+	if err != nil {
+		_ = conn.Close()
+		return nil, translate(err, store.OpQuery)
+	}
+	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, major: v.Version.Major, minor: v.Version.Minor}
+	s.log.Info("clickhouse connected", "addr", e.Addr, "version", v.Version.String(), "revision", v.Revision,
+		"native_parameters", p.nativeParams)
+	return p, nil
+}
+
+func tlsConfig(c TLSConfig) (*tls.Config, error) {
+	tc := &tls.Config{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12} //nolint:gosec // opt-in for tests
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: read tls.ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("store: tls.ca_file holds no PEM certificate")
+		}
+		tc.RootCAs = pool
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: load tls client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// parseType parses a column type text once per distinct text.
+func (s *Store) parseType(name string) *chtype.Type {
+	if t, ok := s.types.Load(name); ok {
+		return t.(*chtype.Type)
+	}
+	t, err := chtype.Parse(name)
+	if err != nil {
+		t = &chtype.Type{Kind: chtype.Unsupported, Name: name}
+	}
+	s.types.Store(name, t)
+	return t
+}
+
+// Ping checks that the target's server answers.
+func (s *Store) Ping(ctx context.Context, target store.Target) error {
+	p, err := s.pool(ctx, target)
+	if err != nil {
+		return err
+	}
+	return translate(p.conn.Ping(ctx), store.OpQuery)
+}
+
+// Capabilities reports what the target's server supports, from its version.
+func (s *Store) Capabilities(ctx context.Context, target store.Target) (store.Capabilities, error) {
+	p, err := s.pool(ctx, target)
+	if err != nil {
+		return store.Capabilities{}, err
+	}
+	modern := p.major > 22 || p.major == 22 && p.minor >= 3
+	return store.Capabilities{ModernTypes: modern, NativeParameters: p.nativeParams}, nil
+}
+
+// Close closes every pool. It is idempotent.
+func (s *Store) Close(context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	pools := s.pools
+	s.pools = nil
+	s.mu.Unlock()
+	// A pool still being opened sees closed when it finishes and closes itself.
+	var errs []error
+	for _, sl := range pools {
+		sl.mu.Lock()
+		if sl.p != nil {
+			errs = append(errs, sl.p.conn.Close())
+			sl.p = nil
+		}
+		sl.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
