@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"gopkg.in/yaml.v3"
+
+	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+func runMQT(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runMQ(t.Context(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestMQManifestsNackIsMultiDocYAML(t *testing.T) {
+	code, out, stderr := runMQT(t, "manifests", "--partitions", "3", "--prefix", "whx", "--replicas", "3", "--max-bytes", "1048576", "--format", "nack")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	kinds := map[string]int{}
+	for {
+		var doc struct {
+			APIVersion string         `yaml:"apiVersion"`
+			Kind       string         `yaml:"kind"`
+			Spec       map[string]any `yaml:"spec"`
+		}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("yaml: %v\n%s", err, out)
+		}
+		if doc.APIVersion != "jetstream.nats.io/v1beta2" {
+			t.Fatalf("apiVersion %q", doc.APIVersion)
+		}
+		kinds[doc.Kind]++
+		if doc.Kind == "Stream" && (doc.Spec["replicas"] != 3 || (doc.Spec["name"] != "whx_dlq" && doc.Spec["maxBytes"] != 1048576)) {
+			t.Fatalf("stream spec %v", doc.Spec)
+		}
+	}
+	if kinds["Stream"] != 4 || kinds["Consumer"] != 3 || kinds["KeyValue"] != 1 {
+		t.Fatalf("kinds %v, want 4 streams (3 partitions + DLQ), 3 consumers, 1 key-value bucket", kinds)
+	}
+}
+
+func TestMQUsage(t *testing.T) {
+	if code, _, _ := runMQT(t); code != 2 {
+		t.Fatalf("no command: exit %d, want 2", code)
+	}
+	if code, _, _ := runMQT(t, "manifests", "--format", "toml"); code != 2 {
+		t.Fatalf("bad format: exit %d, want 2", code)
+	}
+	if code, _, _ := runMQT(t, "verify"); code != 2 {
+		t.Fatalf("verify without --url: exit %d, want 2", code)
+	}
+}
+
+// TestMQManifestsJSONAppliedPassesVerify applies the JSON form to a real
+// nats-server, checks that verify passes, then deletes one stream and checks
+// that verify fails naming it.
+func TestMQManifestsJSONAppliedPassesVerify(t *testing.T) {
+	srv := testsvc.NATSServer(t)
+	prefix := testsvc.UniqueName(t, "mqcli")
+	flags := []string{"--partitions", "2", "--prefix", prefix, "--replicas", "1", "--max-bytes", "8388608"}
+	code, out, stderr := runMQT(t, append([]string{"manifests", "--format", "json"}, flags...)...)
+	if code != 0 {
+		t.Fatalf("manifests exit %d: %s", code, stderr)
+	}
+	var m jsmq.Manifest
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	nc, err := nats.Connect(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	t.Cleanup(func() {
+		for _, s := range m.Streams {
+			_ = js.DeleteStream(context.Background(), s.Name)
+		}
+		for _, k := range m.KeyValues {
+			_ = js.DeleteKeyValue(context.Background(), k.Bucket)
+		}
+	})
+	// Before applying, verify names what is missing.
+	if code, out, _ := runMQT(t, append([]string{"verify", "--url", srv.URL}, flags...)...); code != 1 || !strings.Contains(out, prefix+"_in_0 is missing") {
+		t.Fatalf("verify on an empty server: exit %d\n%s", code, out)
+	}
+	if err := m.Apply(ctx, js); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if code, out, stderr := runMQT(t, append([]string{"verify", "--url", srv.URL}, flags...)...); code != 0 {
+		t.Fatalf("verify after apply: exit %d\n%s%s", code, out, stderr)
+	}
+	// Different flags (another max-bytes) are reported as a difference.
+	if code, out, _ := runMQT(t, "verify", "--url", srv.URL, "--partitions", "2", "--prefix", prefix, "--replicas", "1", "--max-bytes", "1024"); code != 1 || !strings.Contains(out, "max_bytes") {
+		t.Fatalf("verify with other max-bytes: exit %d\n%s", code, out)
+	}
+	missing := prefix + "_in_1"
+	if err := js.DeleteStream(ctx, missing); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runMQT(t, append([]string{"verify", "--url", srv.URL}, flags...)...)
+	if code != 1 || !strings.Contains(out, "stream "+missing+" is missing") {
+		t.Fatalf("verify with %s deleted: exit %d\n%s", missing, code, out)
+	}
+	if strings.Contains(out, prefix+"_in_0 is missing") {
+		t.Fatalf("verify reported a present stream missing:\n%s", out)
+	}
+}

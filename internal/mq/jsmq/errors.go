@@ -1,0 +1,42 @@
+package jsmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// translate maps a nats.go error to the mq sentinels, keeping the cause.
+// Context errors are returned unchanged.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		desc := strings.ToLower(apiErr.Description)
+		if strings.Contains(desc, "maximum bytes") || strings.Contains(desc, "maximum messages") ||
+			strings.Contains(desc, "resource limits") || strings.Contains(desc, "insufficient resources") {
+			return fmt.Errorf("%w: %w", mq.ErrQueueFull, err)
+		}
+		return err
+	}
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrReconnectBufExceeded),
+		errors.Is(err, nats.ErrDisconnected), errors.Is(err, nats.ErrConnectionReconnecting),
+		errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrConnectionDraining),
+		errors.Is(err, nats.ErrNoServers), errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+		return fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
+	}
+	return err
+}

@@ -1,0 +1,136 @@
+package jsmq
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// frameMagic starts every encoded frame (format version 1).
+const frameMagic = 0xF1
+
+// errBadFrame reports a stored message that is not a valid frame.
+var errBadFrame = errors.New("mq: malformed frame")
+
+// recordSize is the encoded size bound of one record inside a frame.
+func recordSize(r *mq.Record) int {
+	n := 10 + 5 + len(r.IdempotencyKey) + 5 + 5 + len(r.Payload)
+	for k, v := range r.Headers {
+		n += 10 + len(k) + len(v)
+	}
+	return n
+}
+
+// appendFrame encodes records (all of one tenant/table; tenant and table
+// travel in the subject) as one frame.
+func appendFrame(dst []byte, recs []*mq.Record) []byte {
+	dst = append(dst, frameMagic)
+	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	for _, r := range recs {
+		var ns int64
+		if !r.AcceptedAt.IsZero() {
+			ns = r.AcceptedAt.UnixNano()
+		}
+		dst = binary.AppendVarint(dst, ns)
+		dst = appendString(dst, r.IdempotencyKey)
+		dst = binary.AppendUvarint(dst, uint64(len(r.Headers)))
+		for k, v := range r.Headers {
+			dst = appendString(dst, k)
+			dst = appendString(dst, v)
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(r.Payload)))
+		dst = append(dst, r.Payload...)
+	}
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// decodeFrame decodes a frame stored at seq. The records' payloads alias
+// data.
+func decodeFrame(data []byte, tenant, table string, seq uint64) ([]mq.Record, error) {
+	if len(data) == 0 || data[0] != frameMagic {
+		return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
+	}
+	d := decoder{b: data[1:]}
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(data)) {
+		return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
+	}
+	recs := make([]mq.Record, 0, n)
+	for i := uint64(0); i < n; i++ {
+		r := mq.Record{Tenant: tenant, Table: table, Position: mq.Position{Seq: seq, Index: uint32(i)}}
+		if ns := d.varint(); ns != 0 {
+			r.AcceptedAt = time.Unix(0, ns).UTC()
+		}
+		r.IdempotencyKey = string(d.bytes())
+		nh := d.uvarint()
+		if nh > uint64(len(data)) {
+			return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
+		}
+		if nh > 0 {
+			r.Headers = make(map[string]string, nh)
+			for j := uint64(0); j < nh; j++ {
+				k := string(d.bytes())
+				r.Headers[k] = string(d.bytes())
+			}
+		}
+		r.Payload = d.bytes()
+		if d.err != nil {
+			return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errBadFrame
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errBadFrame
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errBadFrame
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}

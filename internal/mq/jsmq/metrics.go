@@ -1,0 +1,136 @@
+package jsmq
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the queue's publish-path metrics. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	publishSeconds *prometheus.HistogramVec
+	frameRecords   prometheus.Histogram
+	frameBytes     prometheus.Histogram
+}
+
+// NewMetrics returns unregistered metrics; Register adds them and the
+// queue's scrape-time collector to a registry.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		publishSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wavehouse_mq_publish_duration_seconds",
+			Help:    "Time until a publish was durable (or failed), by outcome.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"outcome"}),
+		frameRecords: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "wavehouse_mq_frame_records",
+			Help:    "Records (requests) per stored frame, i.e. per fsync under sync=always.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+		}),
+		frameBytes: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "wavehouse_mq_frame_bytes",
+			Help:    "Encoded bytes per stored frame.",
+			Buckets: prometheus.ExponentialBuckets(256, 4, 9),
+		}),
+	}
+}
+
+func (m *Metrics) observePublish(start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.publishSeconds.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
+}
+
+func (m *Metrics) observeFrame(records, bytes int) {
+	if m == nil {
+		return
+	}
+	m.frameRecords.Observe(float64(records))
+	m.frameBytes.Observe(float64(bytes))
+}
+
+// Register registers m and a scrape-time collector of q's partition depth,
+// consumer lag, ack-pending, oldest-unacked age, DLQ size and connection
+// state with reg.
+func (m *Metrics) Register(reg prometheus.Registerer, q *Queue) error {
+	return errors.Join(
+		reg.Register(m.publishSeconds),
+		reg.Register(m.frameRecords),
+		reg.Register(m.frameBytes),
+		reg.Register(&collector{q: q}),
+	)
+}
+
+var (
+	descRetained = prometheus.NewDesc("wavehouse_mq_partition_frames",
+		"Frames retained in the partition stream (acknowledged or not, until trimmed).", []string{"partition"}, nil)
+	descPending = prometheus.NewDesc("wavehouse_mq_partition_lag_frames",
+		"Frames not yet delivered to the ingest consumer.", []string{"partition"}, nil)
+	descAckPending = prometheus.NewDesc("wavehouse_mq_partition_ack_pending_frames",
+		"Frames delivered but not yet acknowledged.", []string{"partition"}, nil)
+	descOldest = prometheus.NewDesc("wavehouse_mq_partition_oldest_unacked_seconds",
+		"Age of the oldest frame above the ack floor (0 when none).", []string{"partition"}, nil)
+	descDLQ = prometheus.NewDesc("wavehouse_mq_dlq_entries",
+		"Entries in the dead-letter queue.", nil, nil)
+	descConn = prometheus.NewDesc("wavehouse_mq_connected",
+		"1 when the queue's NATS connection is connected.", nil, nil)
+)
+
+// collector reads queue state from the server at scrape time. Labels are
+// bounded: partitions only (per-table figures come from Stats).
+type collector struct{ q *Queue }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRetained, descPending, descAckPending, descOldest, descDLQ, descConn} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	q := c.q
+	connected := 0.0
+	if q.nc.Status() == nats.CONNECTED && !q.isClosed() {
+		connected = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descConn, prometheus.GaugeValue, connected)
+	if connected == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for p := 0; p < q.Partitions(); p++ {
+		label := strconv.Itoa(p)
+		s, err := q.js.Stream(ctx, q.names.Stream(p))
+		if err != nil {
+			continue
+		}
+		info := s.CachedInfo()
+		ch <- prometheus.MustNewConstMetric(descRetained, prometheus.GaugeValue, float64(info.State.Msgs), label)
+		cons, err := s.Consumer(ctx, ConsumerName)
+		if err != nil {
+			continue
+		}
+		ci := cons.CachedInfo()
+		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(ci.NumPending), label)
+		ch <- prometheus.MustNewConstMetric(descAckPending, prometheus.GaugeValue, float64(ci.NumAckPending), label)
+		age := 0.0
+		if raw, err := s.GetMsg(ctx, ci.AckFloor.Stream+1, jetstream.WithGetMsgSubject(q.names.StreamSubjects(p))); err == nil {
+			age = max(q.now().Sub(raw.Time).Seconds(), 0)
+		}
+		ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, age, label)
+	}
+	if s, err := q.js.Stream(ctx, q.names.DLQStream()); err == nil {
+		ch <- prometheus.MustNewConstMetric(descDLQ, prometheus.GaugeValue, float64(s.CachedInfo().State.Msgs))
+	}
+}

@@ -1,0 +1,132 @@
+package mq
+
+import (
+	"context"
+	"time"
+)
+
+// Publisher stores records durably.
+type Publisher interface {
+	// Publish stores rec and returns only when it is durable under the
+	// backend's sync mode (fsynced under sync=always; stored by a quorum on
+	// external NATS). It is safe for concurrent use; concurrent publishes to
+	// one table are coalesced into one stored frame. ctx bounds the wait:
+	// when it ends first, the record may still be stored. Publish does not
+	// retry; rec.Payload and rec.Headers are copied before it returns.
+	Publish(ctx context.Context, rec Record) (PublishResult, error)
+}
+
+// Consumer hands out subscriptions to the durable ingest consumer of each
+// partition. Several subscriptions (even in several processes) on one
+// partition share its messages.
+type Consumer interface {
+	// Partitions returns the number of partitions.
+	Partitions() int
+	// Subscribe returns a pull subscription on partition p.
+	Subscribe(ctx context.Context, p int) (Subscription, error)
+}
+
+// Subscription pulls frames of one partition.
+type Subscription interface {
+	// Fetch returns up to max deliveries, waiting at most wait (or until ctx
+	// ends) for the first one. An empty result with a nil error means caught
+	// up; a failed pull is an error (ErrUnavailable, ErrDeliveryEnded,
+	// ctx.Err()), never an empty result.
+	Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
+	// Done is closed exactly once, when delivery ended for good (the queue
+	// closed, the subscription closed, or the consumer was deleted).
+	Done() <-chan struct{}
+	// Err returns nil before Done is closed, then an error wrapping
+	// ErrDeliveryEnded and the cause.
+	Err() error
+	// Close ends the subscription; it is idempotent.
+	Close() error
+}
+
+// Delivery is one frame delivered to a subscription: records of one tenant
+// and table, acknowledged as a unit. The ingest worker inserts all records
+// of a delivery together, then settles it exactly once.
+type Delivery interface {
+	// Records returns the frame's records with their positions. The caller
+	// must not modify them.
+	Records() []Record
+	// Meta returns delivery metadata.
+	Meta() DeliveryMeta
+	// Ack acknowledges the frame and waits for the server to confirm.
+	Ack(ctx context.Context) error
+	// Nak asks for redelivery after delay.
+	Nak(ctx context.Context, delay time.Duration) error
+	// Term stops redelivery of the frame without dead-lettering it.
+	Term(ctx context.Context, reason string) error
+}
+
+// DeadLetterer is implemented by deliveries that can move records to the
+// dead-letter queue.
+type DeadLetterer interface {
+	// DeadLetter stores the records at the given indexes (all records when
+	// none are given) in the dead-letter queue with reason, then
+	// acknowledges the frame: the caller must already have inserted the
+	// other records. The delivery is settled afterwards.
+	DeadLetter(ctx context.Context, reason Reason, indexes ...int) error
+}
+
+// DeadLetters reads and manages the dead-letter queue.
+type DeadLetters interface {
+	// List returns up to limit entries of tenant/table with ID greater than
+	// after, in ID order (pagination: pass the last ID seen).
+	List(ctx context.Context, tenant, table string, after uint64, limit int) ([]DeadEntry, error)
+	// Counts returns the number of entries per tenant/table; an empty
+	// tenant means every tenant.
+	Counts(ctx context.Context, tenant string) (map[TableKey]uint64, error)
+	// Get reads one entry back; ErrNotFound when absent.
+	Get(ctx context.Context, id uint64) (DeadEntry, error)
+	// Replay republishes up to limit entries of tenant/table (oldest first)
+	// to the ingest subject and removes each after its publish succeeded.
+	// It returns how many were replayed.
+	Replay(ctx context.Context, tenant, table string, limit int) (int, error)
+	// Purge removes all entries of tenant/table and returns how many.
+	Purge(ctx context.Context, tenant, table string) (uint64, error)
+}
+
+// Replayer reads one table's history in order.
+type Replayer interface {
+	// Replay calls fn for every record of tenant/table strictly after
+	// position after (Latest: only new ones), in position order, first from
+	// retained history and then live, until ctx ends (it then returns
+	// ctx.Err()) or fn returns an error (returned as is). When history right
+	// after the position was trimmed, the first event is a Reset. fn runs on
+	// one goroutine at a time.
+	Replay(ctx context.Context, tenant, table string, after Position, fn func(Event) error) error
+}
+
+// Inspector reports queue statistics.
+type Inspector interface {
+	// Stats returns statistics of one tenant/table.
+	Stats(ctx context.Context, tenant, table string) (Stats, error)
+}
+
+// Trimmer removes retained history.
+type Trimmer interface {
+	// Trim removes frames of partition p with sequence below below, or
+	// stored before olderThan when it is not zero, but never a frame above
+	// the ack floor of any durable consumer of the partition. It returns the
+	// number of frames removed.
+	Trim(ctx context.Context, p int, below uint64, olderThan time.Time) (uint64, error)
+}
+
+// Queue is the full handle a backend provides.
+type Queue interface {
+	Publisher
+	Consumer
+	Replayer
+	Inspector
+	Trimmer
+	// DLQ returns the dead-letter queue.
+	DLQ() DeadLetters
+	// Run blocks until ctx ends or the queue fails; it returns nil on ctx
+	// end.
+	Run(ctx context.Context) error
+	// Close releases the queue; it is idempotent. Calls made after Close
+	// return ErrClosed.
+	Close(ctx context.Context) error
+}

@@ -1,0 +1,160 @@
+// Package natsmq is the external queue backend: nats.go against an
+// operator-run NATS JetStream cluster, through the same JetStream code
+// (jsmq) as the embedded backend. The operator owns the topology; WaveHouse
+// verifies it at boot unless manage_topology is set.
+package natsmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
+)
+
+// Queue is the external mq.Queue. Calls before Start fail with
+// mq.ErrUnavailable; calls after Close fail with mq.ErrClosed.
+type Queue struct {
+	jsmq.Handle
+	cfg  Config
+	deps Deps
+
+	mu sync.Mutex
+	nc *nats.Conn
+}
+
+var _ mq.Queue = (*Queue)(nil)
+
+// New validates cfg and returns an unstarted queue; it starts nothing.
+func New(cfg Config, deps Deps) (*Queue, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Queue{cfg: cfg.withDefaults(), deps: deps}, nil
+}
+
+// ConnectOptions returns the nats.go options for c's authentication and
+// TLS settings (shared with the mq verify command).
+func ConnectOptions(c Config) ([]nats.Option, error) {
+	c = c.withDefaults()
+	opts := []nats.Option{
+		nats.Name("wavehouse"),
+		nats.Timeout(c.ConnectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(c.ReconnectWait),
+		// Publishes while disconnected fail fast instead of being
+		// buffered: the api answers 503 and the client retries.
+		nats.ReconnectBufSize(-1),
+		nats.RetryOnFailedConnect(false),
+	}
+	switch {
+	case c.CredsFile != "":
+		opts = append(opts, nats.UserCredentials(c.CredsFile))
+	case c.NKeySeedFile != "":
+		o, err := nats.NkeyOptionFromSeed(c.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("mq.nats.nkey_seed_file: %w", err)
+		}
+		opts = append(opts, o)
+	case c.User != "":
+		pw, err := os.ReadFile(c.PasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("mq.nats.password_file: %w", err)
+		}
+		opts = append(opts, nats.UserInfo(c.User, strings.TrimRight(string(pw), "\r\n")))
+	}
+	if c.TLS.CAFile != "" {
+		opts = append(opts, nats.RootCAs(c.TLS.CAFile))
+	}
+	if c.TLS.CertFile != "" {
+		opts = append(opts, nats.ClientCert(c.TLS.CertFile, c.TLS.KeyFile))
+	}
+	return opts, nil
+}
+
+// Start connects, then creates the topology (manage_topology) or verifies
+// it and refuses with every difference. It is idempotent.
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, err := q.Handle.Queue(); errors.Is(err, mq.ErrClosed) {
+		return err
+	}
+	if q.nc != nil {
+		return nil
+	}
+	c := q.cfg
+	opts, err := ConnectOptions(c)
+	if err != nil {
+		return err
+	}
+	nc, err := nats.Connect(strings.Join(c.URLs, ","), opts...)
+	if err != nil {
+		return fmt.Errorf("%w: connect to %s: %w", mq.ErrUnavailable, strings.Join(c.URLs, ","), err)
+	}
+	var metrics *jsmq.Metrics
+	if q.deps.Registerer != nil {
+		metrics = jsmq.NewMetrics()
+	}
+	jq, err := jsmq.New(nc, jsmq.Options{
+		Metrics:         metrics,
+		Topology:        c.Topology(),
+		MaxFrameRecords: c.MaxFrameRecords,
+		MaxFrameBytes:   c.MaxFrameBytes,
+		PublishTimeout:  c.PublishTimeout,
+	})
+	if err == nil {
+		if c.ManageTopology {
+			err = c.Topology().Ensure(ctx, jq.JetStream())
+		} else {
+			var diffs []string
+			diffs, err = c.Topology().Verify(ctx, jq.JetStream())
+			if err == nil && len(diffs) > 0 {
+				err = fmt.Errorf("mq.nats: the JetStream topology differs from what prefix %q, %d partitions, %d replicas need "+
+					"(apply `wavehouse mq manifests`, or set mq.nats.manage_topology: true for development): %w",
+					c.Prefix, c.Partitions, c.Replicas, jsmq.TopologyError(diffs))
+			}
+		}
+	}
+	if err == nil && metrics != nil {
+		err = metrics.Register(q.deps.Registerer, jq)
+	}
+	if err == nil {
+		err = q.Handle.Install(jq)
+	}
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	q.nc = nc
+	return nil
+}
+
+// Run starts the queue if needed and blocks until ctx ends; the connection
+// reconnects by itself.
+func (q *Queue) Run(ctx context.Context) error {
+	if err := q.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// Close ends subscriptions and closes the connection. It is idempotent.
+func (q *Queue) Close(ctx context.Context) error {
+	if !q.Handle.MarkClosed(ctx) {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.nc != nil {
+		q.nc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package mq
+
+import "time"
+
+// Standard record header names.
+const (
+	// HeaderTraceparent carries the W3C trace context of the request that
+	// produced the record.
+	HeaderTraceparent = "traceparent"
+)
+
+// Record is one published unit: the rows of one ingest request (already
+// encoded by the caller) for one tenant and table.
+type Record struct {
+	// Tenant and Table route the record. Both must be non-empty; any
+	// characters are allowed (they are escaped in subjects).
+	Tenant string
+	Table  string
+	// Payload is the encoded rows. The queue does not interpret it.
+	Payload []byte
+	// Headers are the record's own headers (for example traceparent).
+	Headers map[string]string
+	// IdempotencyKey, when set, makes a repeat of the same key within the
+	// queue's dedupe window a no-op that returns the first position.
+	IdempotencyKey string
+	// AcceptedAt is when the api accepted the request; zero means now.
+	AcceptedAt time.Time
+	// Position is set on records read from the queue.
+	Position Position
+}
+
+// PublishResult is the outcome of a durable publish.
+type PublishResult struct {
+	// Position is where the record is stored.
+	Position Position
+	// Duplicate reports that the idempotency key was seen within the dedupe
+	// window and nothing new was stored; Position is the original one.
+	Duplicate bool
+}
+
+// DeliveryMeta describes one delivery of a frame to a subscription.
+type DeliveryMeta struct {
+	// Partition is the partition the frame was read from.
+	Partition int
+	// Seq is the stream sequence of the frame.
+	Seq uint64
+	// Attempts counts deliveries of this frame, starting at 1.
+	Attempts int
+	// StoredAt is when the frame was stored, the time of its first delivery
+	// opportunity.
+	StoredAt time.Time
+}
+
+// Reason explains why records were dead-lettered.
+type Reason struct {
+	// Code is a stable machine code, for example "type_mismatch".
+	Code string
+	// Message is the human-readable error.
+	Message string
+	// Attempts is how many times insertion was attempted; zero means the
+	// delivery's attempt count.
+	Attempts int
+	// FirstFailure and LastFailure bound the failures; zero values mean the
+	// frame's stored time and now.
+	FirstFailure time.Time
+	LastFailure  time.Time
+}
+
+// DeadEntry is one dead-lettered record.
+type DeadEntry struct {
+	// ID addresses the entry in the dead-letter queue (Get, pagination).
+	ID uint64
+	// Record is the original record, with its original Position.
+	Record Record
+	// Reason is why it was dead-lettered.
+	Reason Reason
+	// DeadAt is when it was dead-lettered.
+	DeadAt time.Time
+}
+
+// TableKey names a tenant's table.
+type TableKey struct {
+	Tenant string
+	Table  string
+}
+
+// Stats describes one tenant/table in the queue.
+type Stats struct {
+	// Partition the table maps to.
+	Partition int
+	// Retained is the number of frames of this table still stored (acked
+	// or not, until trimmed).
+	Retained uint64
+	// Pending is the number of frames of this table above the partition's
+	// ack floor: not yet acknowledged by the ingest consumer (the lag).
+	Pending uint64
+	// AckFloor is the partition consumer's ack floor: every frame at or
+	// below it is acknowledged.
+	AckFloor uint64
+	// OldestUnacked is the age of the oldest frame of this table above the
+	// ack floor; zero when Pending is zero.
+	OldestUnacked time.Duration
+	// DeadLetters is the number of dead-letter entries of this table.
+	DeadLetters uint64
+}
+
+// Event is what Replay hands to its callback: either a record, or a reset
+// telling that history between the requested position and Reset.First was
+// removed (trimmed) and may have held records of this table.
+type Event struct {
+	Record *Record
+	Reset  *Reset
+}
+
+// Reset reports lost history during a replay.
+type Reset struct {
+	// Requested is the position the replay was asked to start after.
+	Requested Position
+	// First is the first position still retained.
+	First Position
+}
