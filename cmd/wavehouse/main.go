@@ -17,6 +17,9 @@ commands:
   serve          run the roles in the config (api, ingest, sweeper)
   config check   validate the config and print the effective config and warnings
   version        print the build version
+  mq manifests   print the JetStream topology the external queue needs (nack or nats CLI JSON)
+  mq verify      check a live NATS server against that topology
+  bench ingest   load-test a gateway (and ClickHouse directly, side by side)
   help           show this help
 
 Run 'wavehouse <command> -h' for a command's flags.
@@ -46,6 +49,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runConfig(ctx, args[1:], stdout, stderr)
 	case "version":
 		return runVersion(ctx, args[1:], stdout, stderr)
+	case "mq":
+		return runMQ(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 func runCmd(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -101,7 +103,8 @@ func TestConfigCheckNeverPrintsSecrets(t *testing.T) {
 
 func TestServeShutsDownCleanlyOnSignal(t *testing.T) {
 	ops := freePort(t)
-	p := writeFile(t, "config.yaml", "server:\n  listen: 127.0.0.1:0\nops:\n  listen: "+ops+"\nshutdown_timeout: 5s\ndata_dir: "+t.TempDir()+"\n")
+	p := writeFile(t, "config.yaml", "server:\n  listen: 127.0.0.1:0\nops:\n  listen: "+ops+"\nshutdown_timeout: 5s\ndata_dir: "+t.TempDir()+
+		"\nstore:\n  chdb:\n    lib_path: "+testsvc.CHDBLib(t)+"\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)
 	go func() {

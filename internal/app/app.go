@@ -11,9 +11,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wavehouse/wavehouse/internal/api"
+	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/coord"
+	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/ingest/commits"
+	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/ops"
+	"github.com/wavehouse/wavehouse/internal/query"
+	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 )
 
 // App is one wired process, ready to Run.
@@ -26,12 +37,23 @@ type App struct {
 	apiLn     *listener
 	lc        lifecycle
 	started   chan struct{}
+
+	// Layer handles, set by the layer builders (one file per layer).
+	store     store.Store
+	schema    *schemacache.Cache
+	database  string
+	queue     mq.Queue
+	natsQueue *natsmq.Queue
+	cache     cache.Cache
+	dedupe    dedupe.Store
+	coord     coord.Coordinator
+	commits   *commits.Log
 }
 
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
 // Validate.
 func New(cfg config.Config, log *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{})}
+	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16)}
 	names := componentsFor(cfg.Roles)
 	a.readiness = ops.NewReadiness(names...)
 	var comps []Component
@@ -63,8 +85,26 @@ func (a *App) build(name string) (Component, error) {
 		h := ops.Handler(ops.Options{Readiness: a.readiness, Gatherer: a.reg, Pprof: a.cfg.Ops.Pprof})
 		a.opsLn = newListener(compOps, a.cfg.Ops.Listen, h, a.log, a.cfg.Server.ReadHeaderTimeout.D(), a.cfg.Server.IdleTimeout.D())
 		return a.opsLn, nil
+	case compStore:
+		return a.buildStore()
+	case compMQ:
+		return a.buildMQ()
+	case compCache:
+		return a.buildCache()
+	case compDedupe:
+		return a.buildDedupe()
+	case compCoord:
+		return a.buildCoord()
+	case compIngest:
+		return a.buildIngest()
+	case compSweeper:
+		return a.buildSweeper()
 	case compAPI:
-		a.apiLn = newListener(compAPI, a.cfg.Server.Listen, a.apiHandler(), a.log, a.cfg.Server.ReadHeaderTimeout.D(), a.cfg.Server.IdleTimeout.D())
+		h, err := a.apiHandler()
+		if err != nil {
+			return nil, err
+		}
+		a.apiLn = newListener(compAPI, a.cfg.Server.Listen, h, a.log, a.cfg.Server.ReadHeaderTimeout.D(), a.cfg.Server.IdleTimeout.D())
 		return a.apiLn, nil
 	}
 	a.log.Warn("component not available in this build yet; the process runs without it", "component", name)
@@ -72,10 +112,34 @@ func (a *App) build(name string) (Component, error) {
 }
 
 // apiHandler is the public API. It never serves ops routes (probes, metrics, pprof).
-func (a *App) apiHandler() http.Handler {
+func (a *App) apiHandler() (http.Handler, error) {
+	in := a.cfg.Ingest
+	q, err := query.New(query.Config{}, query.Deps{Store: a.store, Cache: a.cache, Log: a.log})
+	if err != nil {
+		return nil, err
+	}
+	deps := api.Deps{
+		Query: q, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
+		Invalidator: cacheInvalidator{a}, Registerer: a.reg, Log: a.log,
+	}
+	if a.cfg.Roles.Has(config.RoleIngest) {
+		deps.Commits = a.commits // settlements are only seen in the process that inserts
+	}
+	if a.cfg.Idempotency.Enabled {
+		deps.Dedupe = a.dedupe
+	}
+	h, err := api.New(api.Config{
+		Limits:      request.Limits{MaxBodyBytes: in.MaxBodyBytes, MaxRows: in.MaxRows, MaxErrors: in.MaxErrors},
+		WaitTimeout: in.WaitTimeout.D(),
+		Idempotency: api.Idempotency{Lease: a.cfg.Idempotency.Lease.D(), Retention: a.cfg.Idempotency.Retention.D()},
+	}, deps)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
+	h.Routes(mux)
 	mux.HandleFunc("/", httpx.NotFound)
-	return httpx.Middleware(a.log, mux)
+	return httpx.Middleware(a.log, mux), nil
 }
 
 // Run runs the process until ctx ends (graceful shutdown, nil) or a component fails (its

@@ -5,19 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
+// testConfig is the all-embedded default with its data in a temp dir and ports chosen by the OS.
 func testConfig(t *testing.T) config.Config {
 	t.Helper()
-	cfg := config.Default()
+	t.Setenv("WH_DATA_DIR", t.TempDir())
+	t.Setenv("WH_STORE_CHDB_LIB_PATH", testsvc.CHDBLib(t))
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.Server.Listen = "127.0.0.1:0"
 	cfg.Ops.Listen = "127.0.0.1:0"
-	cfg.DataDir = t.TempDir()
 	cfg.InstanceID = "test-0000"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -117,9 +124,13 @@ func TestProcessWithoutAPIRoleServesOnlyOps(t *testing.T) {
 }
 
 func TestListenerPortTakenFailsBootNamingComponent(t *testing.T) {
-	a := startApp(t, testConfig(t))
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	cfg := testConfig(t)
-	cfg.Ops.Listen = a.OpsAddr()
+	cfg.Ops.Listen = taken.Addr().String()
 	b, err := New(cfg, quietLog())
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,9 @@ type Config struct {
 	Log             Log         `yaml:"log" env-prefix:"WH_LOG_"`
 	Auth            Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
 	Idempotency     Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
+	Ingest          Ingest      `yaml:"ingest" env-prefix:"WH_INGEST_"`
+	Stream          Stream      `yaml:"stream" env-prefix:"WH_STREAM_"`
+	Sweeper         Sweeper     `yaml:"sweeper" env-prefix:"WH_SWEEPER_"`
 	Store           Store       `yaml:"store" env-prefix:"WH_STORE_"`
 	MQ              MQ          `yaml:"mq" env-prefix:"WH_MQ_"`
 	Cache           Cache       `yaml:"cache" env-prefix:"WH_CACHE_"`
@@ -47,7 +50,35 @@ type Auth struct {
 
 // Idempotency switches Idempotency-Key handling on ingest.
 type Idempotency struct {
-	Enabled bool `yaml:"enabled" env:"ENABLED" env-description:"Honour Idempotency-Key on ingest (needs a shared dedupe backend when api runs in several processes)."`
+	Enabled   bool     `yaml:"enabled" env:"ENABLED" env-description:"Honour Idempotency-Key on ingest (needs a shared dedupe backend when api runs in several processes)."`
+	Lease     Duration `yaml:"lease" env:"LEASE" env-description:"How long a request holds its key before a retry may claim it; keep it below the queue's 2 min duplicate window."`
+	Retention Duration `yaml:"retention" env:"RETENTION" env-description:"How long a recorded response is replayed to retries with the same key."`
+}
+
+// Ingest bounds ingest requests and tunes the batching of inserts.
+type Ingest struct {
+	MaxBodyBytes int64       `yaml:"max_body_bytes" env:"MAX_BODY_BYTES" env-description:"Largest request body, as sent and after decompression (413 beyond)."`
+	MaxRows      int         `yaml:"max_rows" env:"MAX_ROWS" env-description:"Most rows in one request (413 beyond)."`
+	MaxErrors    int         `yaml:"max_errors" env:"MAX_ERRORS" env-description:"Most row errors reported in one response (counts stay exact)."`
+	WaitTimeout  Duration    `yaml:"wait_timeout" env:"WAIT_TIMEOUT" env-description:"How long ?wait=committed waits for the rows to reach ClickHouse."`
+	Flush        IngestFlush `yaml:"flush" env-prefix:"FLUSH_"`
+}
+
+// IngestFlush decides when buffered rows of a table are inserted.
+type IngestFlush struct {
+	MaxRows  int      `yaml:"max_rows" env:"MAX_ROWS" env-description:"Insert a table's buffered rows once this many are buffered."`
+	MaxBytes int      `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Insert a table's buffered rows once they take this many bytes."`
+	MaxWait  Duration `yaml:"max_wait" env:"MAX_WAIT" env-description:"Insert a table's buffered rows this long after the oldest arrived."`
+}
+
+// Stream configures the retained history that live streams resume from.
+type Stream struct {
+	HistoryWindow Duration `yaml:"history_window" env:"HISTORY_WINDOW" env-description:"How long accepted rows stay in the queue's history after they are inserted (SSE resume window)."`
+}
+
+// Sweeper configures the singleton housekeeping job.
+type Sweeper struct {
+	Interval Duration `yaml:"interval" env:"INTERVAL" env-description:"Time between two sweeps (history trim, expired idempotency records)."`
 }
 
 // TLS is a client TLS configuration given as files.

@@ -16,7 +16,16 @@ func Default() Config {
 		Roles:           Roles{RoleAPI, RoleIngest, RoleSweeper},
 		ShutdownTimeout: Duration(30 * time.Second),
 		Log:             Log{Level: "info", Format: "json"},
-		Idempotency:     Idempotency{Enabled: true},
+		Idempotency:     Idempotency{Enabled: true, Lease: Duration(30 * time.Second), Retention: Duration(24 * time.Hour)},
+		Ingest: Ingest{
+			MaxBodyBytes: 16 << 20,
+			MaxRows:      100_000,
+			MaxErrors:    100,
+			WaitTimeout:  Duration(10 * time.Second),
+			Flush:        IngestFlush{MaxRows: 10_000, MaxBytes: 16 << 20, MaxWait: Duration(time.Second)},
+		},
+		Stream:  Stream{HistoryWindow: Duration(24 * time.Hour)},
+		Sweeper: Sweeper{Interval: Duration(time.Minute)},
 		Store: Store{
 			Backend: "chdb",
 			ClickHouse: ClickHouse{

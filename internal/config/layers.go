@@ -35,17 +35,18 @@ type MQ struct {
 
 // MQEmbedded configures the in-process JetStream server.
 type MQEmbedded struct {
-	Sync         string   `yaml:"sync" env:"SYNC" env-description:"always (fsync before ack), interval (fsync every sync_interval: may lose that window on power loss) or none (page cache only)."`
-	SyncInterval Duration `yaml:"sync_interval" env:"SYNC_INTERVAL" env-description:"fsync period when sync is interval."`
-	Dir          string   `yaml:"dir" env:"DIR" env-description:"Store directory; default <data_dir>/mq."`
-	MaxBytes     int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte budget of the queue across tenants (0: no limit)."`
+	Sync           string   `yaml:"sync" env:"SYNC" env-description:"always (fsync before ack), interval (fsync every sync_interval: may lose that window on power loss) or none (page cache only)."`
+	SyncInterval   Duration `yaml:"sync_interval" env:"SYNC_INTERVAL" env-description:"fsync period when sync is interval."`
+	Dir            string   `yaml:"dir" env:"DIR" env-description:"Store directory; default <data_dir>/mq."`
+	MaxBytes       int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0: no limit)."`
+	TenantMaxBytes int64    `yaml:"tenant_max_bytes" env:"TENANT_MAX_BYTES" env-description:"Byte budget of one tenant's unconsumed records; beyond it the tenant's ingest answers 429 (0: no limit)."`
 }
 
 // NATS configures a connection to an external NATS JetStream.
 type NATS struct {
 	URLs           []string `yaml:"urls" env:"URLS" env-separator:"," env-description:"Server URLs (nats://host:port). No credentials in URLs: use the *_file keys."`
 	CredsFile      string   `yaml:"creds_file" env:"CREDS_FILE" env-description:"NATS credentials (JWT + seed) file."`
-	NKeyFile       string   `yaml:"nkey_file" env:"NKEY_FILE" env-description:"NKey seed file."`
+	NKeySeedFile   string   `yaml:"nkey_seed_file" env:"NKEY_SEED_FILE" env-description:"NKey seed file."`
 	User           string   `yaml:"user" env:"USER" env-description:"User name for user/password auth."`
 	PasswordFile   string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`
 	Replicas       int      `yaml:"replicas" env:"REPLICAS" env-description:"Stream and bucket replicas expected (3 in production)."`

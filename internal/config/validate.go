@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wavehouse/wavehouse/internal/logging"
 )
@@ -38,6 +39,21 @@ func (c Config) Validate() error {
 	}
 	if f := strings.ToLower(c.Log.Format); f != "json" && f != "text" {
 		add("log.format: %q is not json or text", c.Log.Format)
+	}
+	for _, p := range []struct {
+		key string
+		ok  bool
+	}{
+		{"ingest.max_body_bytes", c.Ingest.MaxBodyBytes > 0}, {"ingest.max_rows", c.Ingest.MaxRows > 0},
+		{"ingest.max_errors", c.Ingest.MaxErrors > 0}, {"ingest.wait_timeout", c.Ingest.WaitTimeout > 0},
+		{"ingest.flush.max_rows", c.Ingest.Flush.MaxRows > 0}, {"ingest.flush.max_bytes", c.Ingest.Flush.MaxBytes > 0},
+		{"ingest.flush.max_wait", c.Ingest.Flush.MaxWait > 0},
+		{"idempotency.lease", c.Idempotency.Lease > 0}, {"idempotency.retention", c.Idempotency.Retention > 0},
+		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
+	} {
+		if !p.ok {
+			add("%s: must be positive", p.key)
+		}
 	}
 	errs = append(errs, c.validateRoles()...)
 	errs = append(errs, c.validateBackends()...)
@@ -133,6 +149,9 @@ func (c Config) validateBackends() []error {
 		if (d.AccessKeyIDFile == "") != (d.SecretAccessKeyFile == "") {
 			add("dedupe.dynamodb: set both access_key_id_file and secret_access_key_file, or neither")
 		}
+	}
+	if c.Idempotency.Lease >= Duration(2*time.Minute) {
+		add("idempotency.lease: %s must stay below the queue's 2m duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease)
 	}
 	if oneOf("coord.backend", c.Coord.Backend, "local", "nats") && c.Coord.Lease <= 0 {
 		add("coord.lease: must be positive")

@@ -1,0 +1,161 @@
+// Package api is the public HTTP surface of the api role: ingest, tables, operator SQL and the
+// dead-letter queue (query, pipes and streams join as they land). It speaks to the layers only
+// through their contracts.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wavehouse/wavehouse/internal/dedupe"
+	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/ingest/commits"
+	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/query"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// DefaultTenant is the tenant of every request until API keys map credentials to tenants.
+const DefaultTenant = "default"
+
+// Schema reads table columns through a cache that can be refreshed.
+type Schema interface {
+	Columns(ctx context.Context, target store.Target, table string) ([]store.Column, error)
+	Refresh(ctx context.Context, target store.Target, table string) ([]store.Column, error)
+	InvalidateDatabase(target store.Target)
+}
+
+// Targets resolves a tenant to its store target.
+type Targets interface {
+	Target(tenant string) (store.Target, error)
+}
+
+// CommitWaiter waits until a published record is settled by the ingest role.
+type CommitWaiter interface {
+	Wait(ctx context.Context, tenant, table string, pos mq.Position) (commits.Outcome, error)
+}
+
+// Invalidator bumps cache versions after operator SQL changed a tenant's data or schema.
+type Invalidator interface {
+	BumpTenant(ctx context.Context, tenant string)
+}
+
+// Config tunes the API.
+type Config struct {
+	// Limits bound one ingest request.
+	Limits request.Limits
+	// WaitTimeout bounds ?wait=committed.
+	WaitTimeout time.Duration
+	// RetryAfter is the Retry-After sent with 429 and 503 answers.
+	RetryAfter time.Duration
+	// Idempotency tunes Idempotency-Key handling (used when Deps.Dedupe is set).
+	Idempotency Idempotency
+}
+
+// Deps are the API's collaborators. Commits and Invalidator may be nil.
+type Deps struct {
+	Store interface {
+		store.Execer
+		store.Querier
+	}
+	Schema      Schema
+	Targets     Targets
+	Queue       mq.Publisher
+	DLQ         mq.DeadLetters
+	Query       *query.Service
+	Commits     CommitWaiter
+	Dedupe      dedupe.Store
+	Invalidator Invalidator
+	Registerer  prometheus.Registerer
+	Log         *slog.Logger
+}
+
+// API serves the public routes.
+type API struct {
+	cfg     Config
+	deps    Deps
+	metrics *metrics
+}
+
+// New returns the API; it starts nothing.
+func New(cfg Config, deps Deps) (*API, error) {
+	if deps.Store == nil || deps.Schema == nil || deps.Targets == nil || deps.Queue == nil || deps.Query == nil {
+		return nil, errors.New("api: Store, Schema, Targets, Queue and Query are required")
+	}
+	if cfg.WaitTimeout <= 0 {
+		cfg.WaitTimeout = 10 * time.Second
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = time.Second
+	}
+	if cfg.Idempotency.Lease <= 0 {
+		cfg.Idempotency.Lease = 30 * time.Second
+	}
+	if cfg.Idempotency.Retention <= 0 {
+		cfg.Idempotency.Retention = 24 * time.Hour
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newMetrics(deps.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &API{cfg: cfg, deps: deps, metrics: m}, nil
+}
+
+// Routes registers the API's routes on mux.
+func (a *API) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/ingest/{table}", a.ingest)
+	mux.HandleFunc("POST /v1/query", a.query)
+	mux.HandleFunc("GET /v1/tables", a.listTables)
+	mux.HandleFunc("GET /v1/tables/{table}", a.getTable)
+	mux.HandleFunc("POST /v1/ops/sql", a.opsSQL)
+	mux.HandleFunc("GET /v1/ops/dlq", a.dlqCounts)
+	mux.HandleFunc("GET /v1/ops/dlq/{table}", a.dlqList)
+	mux.HandleFunc("POST /v1/ops/dlq/{table}/replay", a.dlqReplay)
+	mux.HandleFunc("DELETE /v1/ops/dlq/{table}", a.dlqPurge)
+}
+
+// tenant returns the request's tenant. Until API keys exist every request is the default tenant;
+// it is never taken from a header the client chooses.
+func (a *API) tenant(*http.Request) string { return DefaultTenant }
+
+// target resolves the request's tenant, writing the error response when it cannot.
+func (a *API) target(w http.ResponseWriter, tenant string) (store.Target, bool) {
+	t, err := a.deps.Targets.Target(tenant)
+	if err != nil {
+		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "tenant.unknown", Message: err.Error()})
+		return store.Target{}, false
+	}
+	return t, true
+}
+
+// storeError maps a store failure to a response.
+func (a *API) storeError(w http.ResponseWriter, err error, table string) {
+	switch {
+	case errors.Is(err, store.ErrUnknownTable):
+		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "table.unknown", Message: "table " + table + " does not exist"})
+	case errors.Is(err, store.ErrUnknownDatabase):
+		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "database.unknown", Message: err.Error()})
+	case store.IsTransient(err) || errors.Is(err, context.DeadlineExceeded):
+		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "store.unavailable", Message: err.Error(), Retryable: true, RetryAfter: a.cfg.RetryAfter})
+	default:
+		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "store.rejected", Message: err.Error()})
+	}
+}
+
+func (a *API) query(w http.ResponseWriter, r *http.Request) {
+	tenant := a.tenant(r)
+	target, ok := a.target(w, tenant)
+	if !ok {
+		return
+	}
+	a.deps.Query.ServeHTTP(w, r, tenant, target)
+}

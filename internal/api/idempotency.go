@@ -1,0 +1,141 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/dedupe"
+	"github.com/wavehouse/wavehouse/internal/httpx"
+)
+
+// IdempotencyHeader names the client's idempotency key; ReplayedHeader marks a recorded
+// response sent again.
+const (
+	IdempotencyHeader = "Idempotency-Key"
+	ReplayedHeader    = "Idempotent-Replayed"
+)
+
+// Idempotency tunes Idempotency-Key handling.
+type Idempotency struct {
+	// Lease bounds how long a request may hold its key before another may claim it. Keep it
+	// below the queue's duplicate window, which covers a crash between publish and commit.
+	Lease time.Duration
+	// Retention is how long a recorded response is replayed.
+	Retention time.Duration
+}
+
+// claim is a won idempotency reservation, settled when the response is known.
+type claim struct {
+	key   dedupe.Key
+	token string
+}
+
+// reserve handles the Idempotency-Key of an ingest request. It returns the claim to settle, or
+// done when it already answered (a replay, a conflict, an error). A request without the header,
+// or a server without a dedupe store, gets neither.
+func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table string, body []byte) (c *claim, done bool) {
+	id := r.Header.Get(IdempotencyHeader)
+	if id == "" || a.deps.Dedupe == nil {
+		return nil, false
+	}
+	if !validIdempotencyKey(id) {
+		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: "Idempotency-Key must be 1-255 printable characters"})
+		return nil, true
+	}
+	key := dedupe.Key{Tenant: tenant, Table: table, ID: id}
+	res, err := a.deps.Dedupe.Reserve(r.Context(), key, fingerprint(r, tenant, table, body), a.cfg.Idempotency.Lease)
+	if err != nil {
+		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "dedupe.unavailable",
+			Message: "idempotency keys cannot be checked right now; retry with the same key", Retryable: true, RetryAfter: a.cfg.RetryAfter})
+		return nil, true
+	}
+	switch res.Outcome {
+	case dedupe.OutcomeDuplicate:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set(ReplayedHeader, "true")
+		w.WriteHeader(res.Record.Response.Status)
+		_, _ = w.Write(res.Record.Response.Body)
+		return nil, true
+	case dedupe.OutcomeInFlight:
+		httpx.WriteError(w, httpx.Error{Status: http.StatusConflict, Code: "idempotency.in_flight",
+			Message: "a request with this Idempotency-Key is still being processed", Retryable: true, RetryAfter: res.RetryAfter})
+		return nil, true
+	case dedupe.OutcomeMismatch:
+		httpx.WriteError(w, httpx.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency.key_reused",
+			Message: "this Idempotency-Key was used for a different request (tenant, table or body differ)"})
+		return nil, true
+	}
+	return &claim{key: key, token: res.Claim.Token}, false
+}
+
+// settle records the response of a claimed request so retries replay it, or releases the key
+// when the outcome is worth retrying (the request may not have taken effect).
+func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var err error
+	if retryable(status) {
+		err = a.deps.Dedupe.Release(ctx, c.key, c.token)
+	} else {
+		err = a.deps.Dedupe.Commit(ctx, c.key, c.token, dedupe.Response{Status: status, Body: body}, a.cfg.Idempotency.Retention)
+	}
+	if err != nil {
+		// The lease lapses by itself; the queue's duplicate window still covers a retry.
+		a.deps.Log.WarnContext(ctx, "idempotency record not settled", "status", status, "error", err)
+	}
+}
+
+// retryable statuses release the key: the same request may succeed later.
+func retryable(status int) bool {
+	return status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status == 499
+}
+
+// fingerprint identifies the request a key was first used for: same tenant, table, body and
+// interpretation (content type, encoding, partial).
+func fingerprint(r *http.Request, tenant, table string, body []byte) string {
+	h := sha256.New()
+	for _, s := range []string{tenant, table, r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"), r.URL.Query().Get("partial")} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func validIdempotencyKey(s string) bool {
+	if s == "" || len(s) > 255 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder passes a response through while keeping a copy for the idempotency record.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}

@@ -1,0 +1,41 @@
+package app
+
+import (
+	"github.com/wavehouse/wavehouse/internal/ingest/commits"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// buildIngest creates the ingest role's writer over the queue and the store.
+func (a *App) buildIngest() (Component, error) {
+	f := a.cfg.Ingest.Flush
+	cfg := writer.DefaultConfig()
+	cfg.MaxRows, cfg.MaxBytes, cfg.MaxWait = f.MaxRows, f.MaxBytes, f.MaxWait.D()
+	m, err := writer.NewMetrics(a.reg)
+	if err != nil {
+		return nil, err
+	}
+	inv := cacheInvalidator{a}
+	w, err := writer.New(cfg, writer.Deps{
+		Consumer: a.queue,
+		Store:    a.store,
+		Targets:  staticTargets{a.database},
+		Schema:   a.schema,
+		Metrics:  m,
+		Log:      a.log.With("component", compIngest),
+		Hooks: writer.Hooks{
+			Inserted: inv.BumpTable,
+			Settled: func(tenant, table string, pos mq.Position, dead bool) {
+				o := commits.Inserted
+				if dead {
+					o = commits.DeadLettered
+				}
+				a.commits.Settled(tenant, table, pos, o)
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newComponent(compIngest, nil, w.Run, nil), nil
+}

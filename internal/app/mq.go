@@ -1,0 +1,39 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
+)
+
+// buildMQ creates the selected queue backend; its Start connects (or starts the in-process
+// server) and reconciles or verifies the topology.
+func (a *App) buildMQ() (Component, error) {
+	switch c := a.cfg.MQ; c.Backend {
+	case "embedded":
+		q, err := embeddedmq.New(embeddedmq.Config{
+			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
+			Prefix: c.Prefix, Partitions: c.Partitions, MaxBytes: c.Embedded.MaxBytes, TenantMaxBytes: c.Embedded.TenantMaxBytes,
+		}, embeddedmq.Deps{Registerer: a.reg})
+		if err != nil {
+			return nil, err
+		}
+		a.queue = q
+		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+	case "nats":
+		n := c.NATS
+		q, err := natsmq.New(natsmq.Config{
+			URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
+			TLS:            natsmq.TLS{CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile},
+			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas,
+		}, natsmq.Deps{Registerer: a.reg})
+		if err != nil {
+			return nil, err
+		}
+		a.queue = q
+		a.natsQueue = q
+		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+	}
+	return nil, fmt.Errorf("mq.backend %q is not built in", a.cfg.MQ.Backend)
+}

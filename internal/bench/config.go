@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Body formats of gateway requests.
+const (
+	FormatJSON   = "json"
+	FormatNDJSON = "ndjson"
+)
+
+// Direct target kinds.
+const (
+	DirectHTTP   = "clickhouse-http"
+	DirectNative = "native"
+)
+
+// Direct names a ClickHouse server that receives the same batches without the gateway.
+type Direct struct {
+	// Kind is DirectHTTP (INSERT … FORMAT JSONEachRow over HTTP, one insert per request) or
+	// DirectNative (a clickhouse-go batch with an explicit column list, one per request).
+	Kind string
+	// Addr is the server's host:port for that protocol.
+	Addr string
+}
+
+// ParseDirect parses "clickhouse-http=HOST:PORT" or "native=HOST:PORT".
+func ParseDirect(s string) (Direct, error) {
+	kind, addr, ok := strings.Cut(s, "=")
+	if !ok || (kind != DirectHTTP && kind != DirectNative) || addr == "" {
+		return Direct{}, fmt.Errorf("direct %q: want clickhouse-http=HOST:PORT or native=HOST:PORT", s)
+	}
+	return Direct{Kind: kind, Addr: addr}, nil
+}
+
+// Config is one benchmark run.
+type Config struct {
+	// URL is the gateway's base URL, e.g. http://127.0.0.1:8080. Empty runs only the direct targets.
+	URL string
+	// Table is the gateway table; direct targets use Table_direct_http and Table_direct_native.
+	Table string
+	// Database is the ClickHouse database of the gateway's tenant (for counting and parts through
+	// ClickHouseHTTP) and of the direct tables. Default "default".
+	Database string
+	// Create creates the standard table (and the direct tables) when missing.
+	Create bool
+	// Clients is the number of concurrent clients. Default 8.
+	Clients int
+	// Rows is the number of rows per request. Default 1.
+	Rows int
+	// Duration bounds the load phase of each target. Default 10s.
+	Duration time.Duration
+	// Requests, when positive, also bounds each load phase by the number of requests sent.
+	Requests int
+	// Rate, when positive, limits the total rows/s of all clients together.
+	Rate float64
+	// Format is the gateway body format, FormatJSON (an array) or FormatNDJSON. Default ndjson.
+	// Direct HTTP inserts always send NDJSON (JSONEachRow).
+	Format string
+	// Gzip compresses every body (before the clock starts).
+	Gzip bool
+	// WaitCommitted adds ?wait=committed to gateway requests.
+	WaitCommitted bool
+	// ClickHouseHTTP is a ClickHouse HTTP host:port used to count rows and parts directly; without it
+	// the gateway's POST /v1/query counts rows and parts are not reported.
+	ClickHouseHTTP string
+	// Direct lists servers that receive the same batches straight, after the gateway phase.
+	Direct []Direct
+	// Settle bounds the wait for accepted rows to become queryable. Default 60s.
+	Settle time.Duration
+	// Bodies is the number of distinct pre-generated bodies cycled through. Default 64.
+	Bodies int
+}
+
+func (c *Config) withDefaults() {
+	if c.Database == "" {
+		c.Database = "default"
+	}
+	if c.Clients == 0 {
+		c.Clients = 8
+	}
+	if c.Rows == 0 {
+		c.Rows = 1
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Format == "" {
+		c.Format = FormatNDJSON
+	}
+	if c.Settle == 0 {
+		c.Settle = 60 * time.Second
+	}
+	if c.Bodies == 0 {
+		c.Bodies = 64
+	}
+}
+
+// Validate reports every problem of the configuration (after defaults) at once.
+func (c Config) Validate() error {
+	c.withDefaults()
+	var errs []error
+	if c.URL == "" && len(c.Direct) == 0 {
+		errs = append(errs, errors.New("url: give the gateway URL or at least one direct target"))
+	}
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("url: %q is not an http:// base URL", c.URL))
+		} else if err := loopback(u.Host); err != nil {
+			errs = append(errs, fmt.Errorf("url: %w", err))
+		}
+	}
+	if !validIdent(c.Table) {
+		errs = append(errs, fmt.Errorf("table: %q must be a plain identifier [A-Za-z0-9_]", c.Table))
+	}
+	if !validIdent(c.Database) {
+		errs = append(errs, fmt.Errorf("database: %q must be a plain identifier [A-Za-z0-9_]", c.Database))
+	}
+	if c.Clients < 1 || c.Clients > 4096 {
+		errs = append(errs, fmt.Errorf("clients: %d must be 1..4096", c.Clients))
+	}
+	if c.Rows < 1 || c.Rows > 1_000_000 {
+		errs = append(errs, fmt.Errorf("rows: %d must be 1..1000000", c.Rows))
+	}
+	if c.Duration < 0 || c.Duration > time.Hour {
+		errs = append(errs, fmt.Errorf("duration: %s must be positive and at most 1h", c.Duration))
+	}
+	if c.Requests < 0 {
+		errs = append(errs, fmt.Errorf("requests: %d must not be negative", c.Requests))
+	}
+	if c.Rate < 0 {
+		errs = append(errs, fmt.Errorf("rate: %g must not be negative", c.Rate))
+	}
+	if c.Format != FormatJSON && c.Format != FormatNDJSON {
+		errs = append(errs, fmt.Errorf("format: %q must be json or ndjson", c.Format))
+	}
+	if c.ClickHouseHTTP != "" {
+		if err := loopback(c.ClickHouseHTTP); err != nil {
+			errs = append(errs, fmt.Errorf("clickhouse-http: %w", err))
+		}
+	}
+	for _, d := range c.Direct {
+		if err := loopback(d.Addr); err != nil {
+			errs = append(errs, fmt.Errorf("direct %s: %w", d.Kind, err))
+		}
+	}
+	if c.Settle < 0 || c.Settle > time.Hour {
+		errs = append(errs, fmt.Errorf("settle: %s must be positive and at most 1h", c.Settle))
+	}
+	if c.Bodies < 1 || c.Bodies > 100_000 {
+		errs = append(errs, fmt.Errorf("bodies: %d must be 1..100000", c.Bodies))
+	}
+	return errors.Join(errs...)
+}
+
+func validIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// loopback accepts only loopback hosts: the tool is a local benchmark, never a load generator
+// pointed at someone else's server.
+func loopback(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q is not a loopback address (127.0.0.0/8, ::1, localhost)", hostport)
+}

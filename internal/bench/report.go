@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText writes the report as a side-by-side table followed by status codes and errors.
+func (r *Report) WriteText(w io.Writer) error {
+	c := r.Config
+	fmt.Fprintf(w, "bench ingest: clients=%d rows/request=%d format=%s gzip=%t wait_committed=%t duration=%s requests=%d rate=%g rows/s\n\n",
+		c.Clients, c.Rows, c.Format, c.Gzip, c.WaitCommitted, c.Duration, c.Requests, c.Rate)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\treq\treq/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tinserts\tparts end/final\t")
+	for _, p := range r.Phases {
+		q, e2e, f50, f99 := "?", "?", "?", "?"
+		if p.Queryable >= 0 {
+			q = fmt.Sprintf("%d", p.Queryable)
+		}
+		if p.AllQueryable {
+			e2e = fmt.Sprintf("%.0f", p.EndToEndRowsS)
+		}
+		if p.Freshness.Count > 0 {
+			f50, f99 = ms(p.Freshness.P50), ms(p.Freshness.P99)
+		}
+		parts, inserts := orUnknown(p.PartsAtEnd)+"/"+orUnknown(p.Parts), orUnknown(p.Inserts)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			p.Target, p.Requests, p.RequestsPerS, p.RowsPerS,
+			ms(p.Latency.P50), ms(p.Latency.P95), ms(p.Latency.P99), ms(p.Latency.Max),
+			p.OKRequests, q, e2e, f50, f99, inserts, parts)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range r.Phases {
+		fmt.Fprintf(w, "\n%s (table %s): elapsed %s, accepted rows %d, status %s",
+			p.Target, p.Table, p.Elapsed.Round(time.Millisecond), p.AcceptedRows, statusLine(p.Status))
+		if p.AllQueryable {
+			fmt.Fprintf(w, ", all queryable %s after start", p.EndToEnd.Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
+		if p.Note != "" {
+			fmt.Fprintf(w, "  note: %s\n", p.Note)
+		}
+		keys := make([]string, 0, len(p.Errors))
+		for k := range p.Errors {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  error ×%d: %s\n", p.Errors[k], k)
+		}
+	}
+	if len(r.Phases) > 1 && r.Phases[0].Target == "gateway" {
+		g := r.Phases[0]
+		fmt.Fprintln(w)
+		for _, d := range r.Phases[1:] {
+			line := fmt.Sprintf("gateway vs %s: req/s %.2f×", d.Target, ratio(g.RequestsPerS, d.RequestsPerS))
+			if g.AllQueryable && d.AllQueryable {
+				line += fmt.Sprintf(", end-to-end rows/s %.2f×", ratio(g.EndToEndRowsS, d.EndToEndRowsS))
+			}
+			if g.Inserts >= 0 && d.Inserts >= 0 {
+				line += fmt.Sprintf(", inserts (parts created) %d vs %d", g.Inserts, d.Inserts)
+			}
+			if g.PartsAtEnd >= 0 && d.PartsAtEnd >= 0 {
+				line += fmt.Sprintf(", active parts at load end %d vs %d", g.PartsAtEnd, d.PartsAtEnd)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	return nil
+}
+
+func orUnknown(n int64) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%d", n)
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+func statusLine(m map[int]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	codes := make([]int, 0, len(m))
+	for k := range m {
+		codes = append(codes, k)
+	}
+	sort.Ints(codes)
+	parts := make([]string, len(codes))
+	for i, k := range codes {
+		parts[i] = fmt.Sprintf("%d×%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}

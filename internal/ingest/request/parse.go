@@ -1,0 +1,178 @@
+package request
+
+import (
+	"io"
+	"sync"
+
+	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// rowsPool caches validation scratch space between calls; see the note on bufPool.
+var rowsPool = sync.Pool{New: func() any { return new(rows) }}
+
+// Parse reads one ingest request body and validates every row against cols, the table's
+// columns in table order. On success it returns the accepted rows encoded as payload segments
+// and, with opt.Partial, the rejected rows' errors. Without opt.Partial any invalid row makes
+// Parse return a 400 ingest.invalid_rows error listing the row errors, and nothing is accepted.
+// Every other failure is a 4xx *httpx.Error described in the package documentation. Parse reads
+// body until EOF, a read error or one byte past the limit; it does not close it.
+func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
+	lim = lim.withDefaults()
+	f, ok := parseMediaType(contentType)
+	if !ok {
+		return Result{}, unsupportedMediaType(contentType)
+	}
+	enc, ok := parseEncoding(contentEncoding)
+	if !ok {
+		return Result{}, unsupportedEncoding(contentEncoding)
+	}
+	if body == nil {
+		return Result{}, emptyBody()
+	}
+	p := rowsPool.Get().(*rows)
+	defer func() {
+		p.release()
+		rowsPool.Put(p)
+	}()
+	bp := getBuf()
+	defer putBuf(bp)
+	p.src = bodyReader{r: body, n: lim.MaxBodyBytes + 1}
+	data, herr := readBody(enc, &p.src, lim.MaxBodyBytes, *bp)
+	*bp = data
+	if herr != nil {
+		return Result{}, herr
+	}
+	p.reset(cols, lim.MaxErrors)
+	p.out = make([]byte, 0, len(data)*3/4+64)
+	total, herr := p.split(f, data, lim.MaxRows)
+	if herr != nil {
+		return Result{}, herr
+	}
+	if total == 0 {
+		return Result{}, emptyBody()
+	}
+	res := Result{
+		Accepted: p.accepted, Rejected: p.rejected, Total: total,
+		Errors: p.errs, ErrorCount: p.errCount, ErrorsByCode: p.byCode, Bytes: len(data),
+	}
+	if p.rejected > 0 && !opt.Partial {
+		return Result{}, invalidRows(&res)
+	}
+	res.Segments = p.segments()
+	return res, nil
+}
+
+// segments turns the collected spans into payload segments whose rows alias the arena.
+func (p *rows) segments() []payload.Segment {
+	if p.accepted == 0 {
+		return nil
+	}
+	rowsAll := make([][]byte, 0, p.accepted)
+	segs := make([]payload.Segment, 0, len(p.segs))
+	for _, s := range p.segs {
+		first := len(rowsAll)
+		for i := 0; i+1 < len(s.spans); i += 2 {
+			rowsAll = append(rowsAll, p.out[s.spans[i]:s.spans[i+1]:s.spans[i+1]])
+		}
+		segs = append(segs, payload.Segment{Columns: s.cols, Rows: rowsAll[first:len(rowsAll):len(rowsAll)]})
+	}
+	return segs
+}
+
+// split walks the top level of the body, handing each row to p, and returns the row count.
+func (p *rows) split(f format, b []byte, maxRows int) (int, *httpx.Error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) {
+		return 0, nil
+	}
+	if f == formatNDJSON {
+		return p.splitNDJSON(b, i, maxRows)
+	}
+	switch b[i] {
+	case '{':
+		end, serr := p.object(b, i, 0)
+		if serr != nil {
+			return 0, malformed(0, serr.off, serr.msg)
+		}
+		if j := skipSpace(b, end); j < len(b) {
+			return 0, malformed(1, j, "unexpected data after the object (send several objects as a JSON array, or as NDJSON with Content-Type application/x-ndjson)")
+		}
+		return 1, nil
+	case '[':
+	default:
+		return 0, malformed(0, i, "the body must be a JSON object or a JSON array of objects")
+	}
+	i = skipSpace(b, i+1)
+	n := 0
+	if i < len(b) && b[i] == ']' {
+		i++
+	} else {
+		for {
+			if n == maxRows {
+				return 0, tooManyRows(maxRows)
+			}
+			end, herr := p.row(b, i, n)
+			if herr != nil {
+				return 0, herr
+			}
+			n++
+			i = skipSpace(b, end)
+			if i >= len(b) {
+				return 0, malformed(n-1, len(b), "unexpected end of input, want ',' or ']'")
+			}
+			if b[i] == ']' {
+				i++
+				break
+			}
+			if b[i] != ',' {
+				return 0, malformed(n-1, i, "unexpected "+describe(b[i])+", want ',' or ']'")
+			}
+			i = skipSpace(b, i+1)
+		}
+	}
+	if j := skipSpace(b, i); j < len(b) {
+		return 0, malformed(n, j, "unexpected data after the array")
+	}
+	return n, nil
+}
+
+func (p *rows) splitNDJSON(b []byte, i, maxRows int) (int, *httpx.Error) {
+	n := 0
+	for i < len(b) {
+		if n == maxRows {
+			return 0, tooManyRows(maxRows)
+		}
+		end, herr := p.row(b, i, n)
+		if herr != nil {
+			return 0, herr
+		}
+		n++
+		for end < len(b) && (b[end] == ' ' || b[end] == '\t' || b[end] == '\r') {
+			end++
+		}
+		if end < len(b) && b[end] != '\n' {
+			return 0, malformed(n-1, end, "unexpected "+describe(b[end])+" after the row, want a newline")
+		}
+		i = skipSpace(b, end)
+	}
+	return n, nil
+}
+
+// row handles the value at b[i] as row number n.
+func (p *rows) row(b []byte, i, n int) (int, *httpx.Error) {
+	if i < len(b) && b[i] == '{' {
+		end, serr := p.object(b, i, n)
+		if serr != nil {
+			return 0, malformed(n, serr.off, serr.msg)
+		}
+		return end, nil
+	}
+	end, serr := scanValue(b, i, 0)
+	if serr != nil {
+		return 0, malformed(n, serr.off, serr.msg)
+	}
+	p.notObject(n, b[i:end])
+	return end, nil
+}

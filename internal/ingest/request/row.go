@@ -1,0 +1,383 @@
+package request
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wavehouse/wavehouse/internal/chtype"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// column is a store.Column reduced to what row validation asks of it on the hot path.
+type column struct {
+	name     string
+	kind     store.DefaultKind
+	typ      *chtype.Type
+	writable bool
+	nullable bool
+	// hasDefault is set for writable columns the server fills when the insert omits them.
+	hasDefault bool
+	required   bool
+}
+
+// indexAbove is the column count above which a key that is not the column after the previous
+// key is looked up in a map rather than by a linear scan.
+const indexAbove = 24
+
+// segment collects the rows that give the same set of columns.
+type segment struct {
+	sig  []uint64
+	cols []string
+	// spans holds start,end offsets of each row in the arena.
+	spans []int
+}
+
+// rows validates and encodes the rows of one body. It is pooled; reset prepares it for a call.
+type rows struct {
+	src bodyReader
+
+	cols  []column
+	vals  [][]byte
+	stamp []uint32
+	gen   uint32
+	index map[string]int
+	hint  int
+	sig   []uint64
+
+	out  []byte
+	segs []segment
+	last int
+
+	maxErrors          int
+	errs               []RowError
+	errCount           int
+	byCode             map[string]int
+	rowErrs            int
+	accepted, rejected int
+}
+
+func (p *rows) reset(cols []store.Column, maxErrors int) {
+	p.cols = p.cols[:0]
+	for _, c := range cols {
+		t := c.Type
+		if t == nil {
+			t = &chtype.Type{Kind: chtype.Unsupported, Name: c.TypeName}
+		}
+		w := c.Writable()
+		p.cols = append(p.cols, column{
+			name: c.Name, kind: c.DefaultKind, typ: t, writable: w, nullable: t.IsNullable(),
+			hasDefault: w && c.DefaultKind != store.DefaultNone, required: c.Required(),
+		})
+	}
+	n := len(cols)
+	p.vals = resize(p.vals, n)
+	p.stamp = resize(p.stamp, n)
+	clear(p.stamp)
+	p.gen = 0
+	p.index = nil
+	if n > indexAbove {
+		p.index = make(map[string]int, n)
+		for i, c := range p.cols {
+			if _, dup := p.index[c.name]; !dup {
+				p.index[c.name] = i
+			}
+		}
+	}
+	p.sig = resize(p.sig, (n+63)/64)
+	p.out = nil
+	p.segs = p.segs[:0]
+	p.src = bodyReader{}
+	p.last = 0
+	p.maxErrors = maxErrors
+	p.errs = nil
+	p.errCount, p.rowErrs, p.accepted, p.rejected = 0, 0, 0, 0
+	p.byCode = nil
+}
+
+// release drops references to caller memory before the value returns to its pool.
+func (p *rows) release() {
+	clear(p.vals)
+	clear(p.cols)
+	p.cols = p.cols[:0]
+	for i := range p.segs {
+		p.segs[i].cols = nil
+	}
+	p.segs = p.segs[:0]
+	p.out, p.errs, p.index, p.byCode = nil, nil, nil, nil
+	p.src = bodyReader{}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// lookup returns the index of the column named by the raw key (without quotes), or -1.
+func (p *rows) lookup(key []byte) int {
+	if h := p.hint; h < len(p.cols) && p.cols[h].name == string(key) {
+		p.hint = h + 1
+		return h
+	}
+	if p.index != nil {
+		if c, ok := p.index[string(key)]; ok {
+			p.hint = c + 1
+			return c
+		}
+		return -1
+	}
+	for c := range p.cols {
+		if p.cols[c].name == string(key) {
+			p.hint = c + 1
+			return c
+		}
+	}
+	return -1
+}
+
+// object validates the JSON object starting at b[i] == '{' as row number row and returns the
+// index just past it.
+func (p *rows) object(b []byte, i, row int) (int, *syntaxError) {
+	p.gen++
+	if p.gen == 0 {
+		clear(p.stamp)
+		p.gen = 1
+	}
+	p.hint = 0
+	p.rowErrs = 0
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		p.finishRow(row)
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, unexpected(b, i, "a string key")
+		}
+		kend, esc, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		rawKey := b[i:kend]
+		i = skipSpace(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return 0, unexpected(b, i, "':'")
+		}
+		i = skipSpace(b, i+1)
+		vend, err := scanValue(b, i, 1)
+		if err != nil {
+			return 0, err
+		}
+		key := rawKey[1 : len(rawKey)-1]
+		if esc {
+			// Rare: a key with escapes is decoded so "\u0069d" names column id.
+			var s string
+			if json.Unmarshal(rawKey, &s) == nil {
+				key = []byte(s)
+			}
+		}
+		p.field(row, key, b[i:vend])
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			return 0, eofError(b)
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			p.finishRow(row)
+			return i + 1, nil
+		default:
+			return 0, unexpected(b, i, "',' or '}'")
+		}
+	}
+}
+
+// field records the value of one key of the current row.
+func (p *rows) field(row int, key, val []byte) {
+	c := p.lookup(key)
+	if c < 0 {
+		p.fail(row, RowUnknownColumn, func() (string, string) {
+			name := excerptBytes(key, 64)
+			return name, fmt.Sprintf("column %q does not exist in the table", name)
+		})
+		return
+	}
+	col := &p.cols[c]
+	switch {
+	case !col.writable:
+		p.fail(row, RowNotWritable, func() (string, string) {
+			return col.name, fmt.Sprintf("column %q is %s and cannot be inserted", col.name, col.kind)
+		})
+	case p.stamp[c] == p.gen:
+		p.fail(row, RowDuplicateColumn, func() (string, string) {
+			return col.name, fmt.Sprintf("column %q appears more than once in the row", col.name)
+		})
+	default:
+		p.stamp[c] = p.gen
+		p.vals[c] = val
+	}
+}
+
+// null is the value written for an omitted Nullable column; it is only ever read.
+var null = []byte("null")
+
+func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
+
+// finishRow encodes the current row in table order, or records why it is refused.
+func (p *rows) finishRow(row int) {
+	start := len(p.out)
+	p.out = append(p.out, '[')
+	clear(p.sig)
+	n := 0
+	for c := range p.cols {
+		col := &p.cols[c]
+		if !col.writable {
+			continue
+		}
+		var v []byte
+		given := p.stamp[c] == p.gen
+		if given {
+			v = p.vals[c]
+			if !col.nullable && col.hasDefault && isNull(v) {
+				given = false
+			}
+		}
+		if !given {
+			if col.required {
+				p.fail(row, RowMissingColumn, func() (string, string) {
+					return col.name, fmt.Sprintf("column %q (%s) is required: it is not Nullable and has no DEFAULT", col.name, col.typ.Name)
+				})
+				continue
+			}
+			if col.hasDefault {
+				continue
+			}
+			v = null
+		}
+		mark := len(p.out)
+		if n > 0 {
+			p.out = append(p.out, ',')
+		}
+		out, err := col.typ.AppendCanonical(p.out, v)
+		if err != nil {
+			p.out = p.out[:mark]
+			p.valueError(row, col, v, err)
+			continue
+		}
+		p.out = out
+		p.sig[c>>6] |= 1 << (c & 63)
+		n++
+	}
+	p.out = append(p.out, ']')
+	if p.rowErrs == 0 && n == 0 {
+		p.fail(row, RowEmpty, func() (string, string) {
+			return "", "the row gives no insertable column; an insert must name at least one"
+		})
+	}
+	if p.rowErrs > 0 {
+		p.out = p.out[:start]
+		p.rejected++
+		return
+	}
+	p.accepted++
+	p.addRow(start, len(p.out))
+}
+
+// notObject records a row that is a JSON value other than an object.
+func (p *rows) notObject(row int, raw []byte) {
+	p.rowErrs = 0
+	p.fail(row, RowNotAnObject, func() (string, string) {
+		return "", "the row is not a JSON object: " + excerptBytes(raw, 40)
+	})
+	p.rejected++
+}
+
+// addRow files the arena span [start,end) under the segment of the current column set.
+func (p *rows) addRow(start, end int) {
+	if p.last < len(p.segs) && sameSig(p.segs[p.last].sig, p.sig) {
+		p.segs[p.last].spans = append(p.segs[p.last].spans, start, end)
+		return
+	}
+	for i := range p.segs {
+		if sameSig(p.segs[i].sig, p.sig) {
+			p.last = i
+			p.segs[i].spans = append(p.segs[i].spans, start, end)
+			return
+		}
+	}
+	// A new segment reuses the scratch slices of an earlier call's segment when there is one;
+	// only the column list is handed out with the result, so it is always new.
+	if len(p.segs) < cap(p.segs) {
+		p.segs = p.segs[:len(p.segs)+1]
+	} else {
+		p.segs = append(p.segs, segment{})
+	}
+	p.last = len(p.segs) - 1
+	s := &p.segs[p.last]
+	s.sig = append(s.sig[:0], p.sig...)
+	s.spans = append(s.spans[:0], start, end)
+	n := 0
+	for c := range p.cols {
+		if p.sig[c>>6]&(1<<(c&63)) != 0 {
+			n++
+		}
+	}
+	s.cols = make([]string, 0, n)
+	for c := range p.cols {
+		if p.sig[c>>6]&(1<<(c&63)) != 0 {
+			s.cols = append(s.cols, p.cols[c].name)
+		}
+	}
+}
+
+func sameSig(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fail counts one row error and keeps it when fewer than maxErrors are kept. describe builds
+// the column name and message only when the error is kept.
+func (p *rows) fail(row int, code string, describe func() (string, string)) {
+	p.rowErrs++
+	p.errCount++
+	if p.byCode == nil {
+		p.byCode = make(map[string]int)
+	}
+	p.byCode[code]++
+	if len(p.errs) >= p.maxErrors {
+		return
+	}
+	colName, msg := describe()
+	p.errs = append(p.errs, RowError{Row: row, Column: colName, Code: code, Message: msg})
+}
+
+// valueError records a value chtype refused, naming the column and an excerpt of the value.
+func (p *rows) valueError(row int, col *column, v []byte, err error) {
+	code := string(chtype.CodeInvalidValue)
+	var ce *chtype.Error
+	if errors.As(err, &ce) {
+		code = string(ce.Code)
+	}
+	p.fail(row, code, func() (string, string) {
+		msg := err.Error()
+		if ce != nil {
+			msg = ce.Message
+			if ce.Path != "" {
+				msg = "at " + ce.Path + ": " + msg
+			}
+		}
+		m := fmt.Sprintf("column %q (%s): %s", col.name, col.typ.Name, msg)
+		if ex := excerptBytes(v, 40); !strings.Contains(msg, strings.Trim(ex, `"`)) {
+			m += "; value " + ex
+		}
+		return col.name, m
+	})
+}

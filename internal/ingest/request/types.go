@@ -1,0 +1,89 @@
+package request
+
+import "github.com/wavehouse/wavehouse/internal/ingest/payload"
+
+// The default limits, used for every zero field of [Limits].
+const (
+	DefaultMaxBodyBytes int64 = 16 << 20
+	DefaultMaxRows            = 100_000
+	DefaultMaxErrors          = 100
+)
+
+// maxBodyLimit caps MaxBodyBytes so limit arithmetic cannot overflow.
+const maxBodyLimit = 1 << 40
+
+// Limits bound what one request may carry. A zero field takes its default.
+type Limits struct {
+	// MaxBodyBytes caps the body as sent and, separately, after decompression, so a small
+	// compressed body cannot expand without bound. Default 16 MiB, at most 1 TiB.
+	MaxBodyBytes int64
+	// MaxRows caps the rows of one request. Default 100,000.
+	MaxRows int
+	// MaxErrors caps the row errors reported; the counts stay exact. Default 100.
+	MaxErrors int
+}
+
+// withDefaults returns l with every zero or negative field set to its default.
+func (l Limits) withDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.MaxBodyBytes > maxBodyLimit {
+		l.MaxBodyBytes = maxBodyLimit
+	}
+	if l.MaxRows <= 0 {
+		l.MaxRows = DefaultMaxRows
+	}
+	if l.MaxErrors <= 0 {
+		l.MaxErrors = DefaultMaxErrors
+	}
+	return l
+}
+
+// Options change how invalid rows are handled.
+type Options struct {
+	// Partial accepts the valid rows of a request and reports the invalid ones, instead of
+	// refusing the whole request.
+	Partial bool
+}
+
+// Result is what a successful Parse returns.
+type Result struct {
+	// Segments hold the accepted rows as canonical rows; normally there is one segment. Empty
+	// when every row was rejected.
+	Segments []payload.Segment
+	// Accepted, Rejected and Total count rows; Accepted+Rejected == Total.
+	Accepted, Rejected, Total int
+	// Errors are the first MaxErrors row errors of the rejected rows, in body order.
+	Errors []RowError
+	// ErrorCount is the exact number of row errors found (a rejected row may have several).
+	ErrorCount int
+	// ErrorsByCode counts every row error by code, exactly (for metrics); nil when none.
+	ErrorsByCode map[string]int
+	// Bytes is the size of the body after decompression.
+	Bytes int
+}
+
+// RowError is one problem with one row.
+type RowError struct {
+	// Row is the 0-based index of the row in the body.
+	Row int `json:"row"`
+	// Column names the column at fault, when there is one.
+	Column string `json:"column,omitempty"`
+	// Code is a stable machine-readable reason.
+	Code string `json:"code"`
+	// Message is for humans; it names the column and an excerpt of the offending value.
+	Message string `json:"message"`
+}
+
+// InvalidRows is the Details of an ingest.invalid_rows error.
+type InvalidRows struct {
+	// Total and Rejected count rows; ErrorCount counts row errors exactly.
+	Total      int `json:"total"`
+	Rejected   int `json:"rejected"`
+	ErrorCount int `json:"error_count"`
+	// ErrorsByCode counts every row error by code, exactly.
+	ErrorsByCode map[string]int `json:"errors_by_code"`
+	// Errors are the first MaxErrors row errors.
+	Errors []RowError `json:"errors"`
+}

@@ -1,0 +1,70 @@
+package writer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config tunes batching and retries. The defaults make few large parts: a table's rows are
+// flushed when 10,000 rows or 16 MiB are buffered, or 1 s after the first one arrived.
+type Config struct {
+	// MaxRows flushes a table once this many rows are buffered.
+	MaxRows int
+	// MaxBytes flushes a table once this many payload bytes are buffered.
+	MaxBytes int
+	// MaxWait flushes a table this long after its oldest buffered row arrived.
+	MaxWait time.Duration
+	// FetchBatch is how many frames one pull asks for.
+	FetchBatch int
+	// FetchWait is how long one pull waits for the first frame.
+	FetchWait time.Duration
+	// InsertTimeout bounds one insert statement.
+	InsertTimeout time.Duration
+	// BackoffMin and BackoffMax bound the redelivery delay after a transient failure; it doubles
+	// with every attempt of a frame, with ±20% jitter.
+	BackoffMin, BackoffMax time.Duration
+	// BreakerFailures consecutive transient failures of one store target open its breaker:
+	// flushes to it are not attempted for BreakerCooldown, then one probe flush decides.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxRows:         10_000,
+		MaxBytes:        16 << 20,
+		MaxWait:         time.Second,
+		FetchBatch:      256,
+		FetchWait:       500 * time.Millisecond,
+		InsertTimeout:   60 * time.Second,
+		BackoffMin:      250 * time.Millisecond,
+		BackoffMax:      30 * time.Second,
+		BreakerFailures: 3,
+		BreakerCooldown: 5 * time.Second,
+	}
+}
+
+// Validate reports every invalid field.
+func (c Config) Validate() error {
+	var errs []error
+	pos := func(name string, ok bool) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("ingest.flush.%s: must be positive", name))
+		}
+	}
+	pos("max_rows", c.MaxRows > 0)
+	pos("max_bytes", c.MaxBytes > 0)
+	pos("max_wait", c.MaxWait > 0)
+	pos("fetch_batch", c.FetchBatch > 0)
+	pos("fetch_wait", c.FetchWait > 0)
+	pos("insert_timeout", c.InsertTimeout > 0)
+	pos("backoff_min", c.BackoffMin > 0)
+	pos("breaker_failures", c.BreakerFailures > 0)
+	pos("breaker_cooldown", c.BreakerCooldown > 0)
+	if c.BackoffMax < c.BackoffMin {
+		errs = append(errs, errors.New("ingest.flush.backoff_max: must not be below backoff_min"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,52 @@
+package writer
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the ingest role's instruments. Table labels are bounded by the tables tenants
+// own; no label carries request data.
+type Metrics struct {
+	batchRows      prometheus.Histogram
+	insertDuration *prometheus.HistogramVec
+	rowsInserted   *prometheus.CounterVec
+	deadLettered   *prometheus.CounterVec
+	retries        *prometheus.CounterVec
+	fetchErrors    prometheus.Counter
+}
+
+// NewMetrics creates the instruments and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		batchRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "wavehouse_ingest_batch_rows", Help: "Rows per insert batch.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}),
+		insertDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "wavehouse_ingest_insert_duration_seconds", Help: "Duration of a batch insert, by outcome class.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}, []string{"outcome"}),
+		rowsInserted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_rows_inserted_total", Help: "Rows inserted into ClickHouse.",
+		}, []string{"tenant", "table"}),
+		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_dead_lettered_total", Help: "Records moved to the dead-letter queue, by reason code.",
+		}, []string{"tenant", "table", "code"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_retries_total", Help: "Batches handed back to the queue for a later retry, by reason.",
+		}, []string{"reason"}),
+		fetchErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_fetch_errors_total", Help: "Failed pulls from the queue.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors} {
+		errs = append(errs, reg.Register(c))
+	}
+	return m, errors.Join(errs...)
+}

@@ -1,0 +1,192 @@
+// Package writer is the ingest role: it pulls frames from every queue partition, groups their
+// rows by (tenant, table), and inserts each table's rows in large batches, one insert in flight
+// per table. A frame is acknowledged only after its rows are inserted; transient store failures
+// are negatively acknowledged with backoff behind a per-target breaker and never dead-lettered;
+// permanent ones are isolated by bisection and only the failing records are dead-lettered.
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// Targets resolves a tenant to the store target that holds its tables.
+type Targets interface {
+	Target(tenant string) (store.Target, error)
+}
+
+// SchemaInvalidator is told when an insert error means the table's cached schema is stale.
+type SchemaInvalidator interface {
+	Invalidate(target store.Target, table string)
+}
+
+// Hooks are called after records are settled. They must not block for long.
+type Hooks struct {
+	// Inserted runs after rows of tenant/table were inserted (the cache version bump).
+	Inserted func(ctx context.Context, tenant, table string)
+	// Settled runs for every record once it is inserted or dead-lettered.
+	Settled func(tenant, table string, pos mq.Position, deadLettered bool)
+}
+
+// Deps are the writer's collaborators.
+type Deps struct {
+	Consumer mq.Consumer
+	Store    store.Inserter
+	Targets  Targets
+	Schema   SchemaInvalidator
+	Hooks    Hooks
+	Metrics  *Metrics
+	Log      *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Writer is the ingest role's worker.
+type Writer struct {
+	cfg  Config
+	deps Deps
+
+	mu       sync.Mutex
+	tables   map[tableKey]*tableQueue
+	breakers map[string]*breaker
+	wg       sync.WaitGroup
+}
+
+type tableKey struct{ tenant, table string }
+
+// New returns a writer; it starts nothing.
+func New(cfg Config, deps Deps) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Consumer == nil || deps.Store == nil || deps.Targets == nil {
+		return nil, errors.New("writer: Consumer, Store and Targets are required")
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Metrics == nil {
+		deps.Metrics, _ = NewMetrics(nil)
+	}
+	return &Writer{cfg: cfg, deps: deps, tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}, nil
+}
+
+// Run consumes every partition until ctx ends. Buffered frames that were not inserted when ctx
+// ends are left unacknowledged, so the queue redelivers them. It returns nil on ctx end.
+func (w *Writer) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for p := range w.deps.Consumer.Partitions() {
+		wg.Go(func() { w.consume(ctx, p) })
+	}
+	wg.Wait()
+	w.wg.Wait()
+	return nil
+}
+
+// consume pulls one partition and hands frames to their table queues; it never waits on an
+// insert, so a slow table cannot hold up the others.
+func (w *Writer) consume(ctx context.Context, p int) {
+	log := w.deps.Log.With("partition", p)
+	attempt := 0
+	for ctx.Err() == nil {
+		sub, err := w.deps.Consumer.Subscribe(ctx, p)
+		if err != nil {
+			attempt++
+			log.Warn("subscribe failed; retrying", "error", err, "attempt", attempt)
+			sleep(ctx, backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, attempt))
+			continue
+		}
+		attempt = 0
+		err = w.pull(ctx, sub, log)
+		_ = sub.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		attempt++
+		log.Warn("pulling failed; resubscribing", "error", err)
+		sleep(ctx, backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, attempt))
+	}
+}
+
+func (w *Writer) pull(ctx context.Context, sub mq.Subscription, log *slog.Logger) error {
+	failures := 0
+	for {
+		ds, err := sub.Fetch(ctx, w.cfg.FetchBatch, w.cfg.FetchWait)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, mq.ErrDeliveryEnded) || errors.Is(err, mq.ErrClosed) {
+				return err
+			}
+			failures++
+			w.deps.Metrics.fetchErrors.Inc()
+			if failures > 5 {
+				return err
+			}
+			log.Warn("fetch failed", "error", err)
+			sleep(ctx, backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, failures))
+			continue
+		}
+		failures = 0
+		for _, d := range ds {
+			w.route(ctx, d)
+		}
+	}
+}
+
+// route appends a frame to its table's queue, starting the table's flusher on first use.
+func (w *Writer) route(ctx context.Context, d mq.Delivery) {
+	recs := d.Records()
+	if len(recs) == 0 {
+		_ = d.Ack(ctx) // an empty frame carries nothing to insert
+		return
+	}
+	k := tableKey{recs[0].Tenant, recs[0].Table}
+	w.mu.Lock()
+	q, ok := w.tables[k]
+	if !ok {
+		q = newTableQueue()
+		w.tables[k] = q
+		w.wg.Go(func() { w.flushLoop(ctx, k, q) })
+	}
+	w.mu.Unlock()
+	q.push(d, frameRows(recs), frameBytes(recs), w.deps.Now())
+}
+
+func (w *Writer) breakerFor(tenant string) *breaker {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	b, ok := w.breakers[tenant]
+	if !ok {
+		b = &breaker{n: w.cfg.BreakerFailures, cooldown: w.cfg.BreakerCooldown}
+		w.breakers[tenant] = b
+	}
+	return b
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func frameBytes(recs []mq.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Payload)
+	}
+	return n
+}
+
+func describe(k tableKey) string { return fmt.Sprintf("%s/%s", k.tenant, k.table) }

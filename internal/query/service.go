@@ -1,0 +1,261 @@
+// Package query serves read queries: SQL checked read-only, typed parameters bound by the store,
+// results streamed as JSON, NDJSON or CSV, and cached under a key that folds in the versions of
+// the tables the query reads — read before the query runs, so an insert that lands mid-query
+// orphans the fill instead of leaving stale rows cached.
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/wavehouse/wavehouse/internal/cache"
+	"github.com/wavehouse/wavehouse/internal/query/sqlscan"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// Config bounds queries. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// MaxRows is the most rows a query may return (max_result_rows).
+	MaxRows uint64
+	// MaxResultBytes is max_result_bytes.
+	MaxResultBytes uint64
+	// MaxExecutionTime is max_execution_time.
+	MaxExecutionTime time.Duration
+	// MaxConcurrent queries run at once; more wait up to QueueWait, then get 429.
+	MaxConcurrent int
+	// QueueWait is how long a query waits for a free slot.
+	QueueWait time.Duration
+	// CacheTTL is the lifetime of cached results (0: the cache backend's default).
+	CacheTTL time.Duration
+	// MaxCachedBytes is the largest encoded result that is cached; larger ones are streamed.
+	MaxCachedBytes int
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxRows: 1_000_000, MaxResultBytes: 1 << 30, MaxExecutionTime: 30 * time.Second,
+		MaxConcurrent: 16, QueueWait: 2 * time.Second, CacheTTL: 0, MaxCachedBytes: 1 << 20,
+	}
+}
+
+// Deps are the service's collaborators. Cache may be nil (every query bypasses).
+type Deps struct {
+	Store store.Querier
+	Cache interface {
+		cache.Results
+		cache.Versioner
+	}
+	Log *slog.Logger
+}
+
+// Request is one query.
+type Request struct {
+	SQL    string
+	Params map[string][]byte
+	Format Format
+	// MaxRows lowers the row limit for this query (0: the configured one).
+	MaxRows uint64
+	// NoCache bypasses the cache.
+	NoCache bool
+}
+
+// Service runs queries through the cache.
+type Service struct {
+	cfg        Config
+	deps       Deps
+	sem        chan struct{}
+	flights    singleflight.Group
+	executions atomic.Uint64
+}
+
+// New returns a service.
+func New(cfg Config, deps Deps) (*Service, error) {
+	d := DefaultConfig()
+	if cfg.MaxRows == 0 {
+		cfg.MaxRows = d.MaxRows
+	}
+	if cfg.MaxResultBytes == 0 {
+		cfg.MaxResultBytes = d.MaxResultBytes
+	}
+	if cfg.MaxExecutionTime == 0 {
+		cfg.MaxExecutionTime = d.MaxExecutionTime
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = d.MaxConcurrent
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = d.QueueWait
+	}
+	if cfg.MaxCachedBytes == 0 {
+		cfg.MaxCachedBytes = d.MaxCachedBytes
+	}
+	if deps.Store == nil {
+		return nil, errors.New("query: Store is required")
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{cfg: cfg, deps: deps, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+}
+
+// Executions counts queries sent to the store (cache hits and shared flights excluded).
+func (s *Service) Executions() uint64 { return s.executions.Load() }
+
+// Errors the HTTP layer maps to responses.
+var (
+	ErrRejected = errors.New("query: rejected")
+	ErrBusy     = errors.New("query: too many concurrent queries")
+	errTooLarge = errors.New("query: result too large to cache")
+)
+
+// Check validates req before anything runs.
+func Check(req Request) error {
+	if strings.TrimSpace(req.SQL) == "" {
+		return fmt.Errorf("%w: sql is empty", ErrRejected)
+	}
+	if err := sqlscan.Check(req.SQL); err != nil {
+		return fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	switch req.Format {
+	case FormatJSON, FormatNDJSON, FormatCSV:
+	default:
+		return fmt.Errorf(`%w: format must be "json", "ndjson" or "csv"`, ErrRejected)
+	}
+	return nil
+}
+
+// acquire takes a concurrency slot.
+func (s *Service) acquire(ctx context.Context) (func(), error) {
+	t := time.NewTimer(s.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case s.sem <- struct{}{}:
+		return func() { <-s.sem }, nil
+	case <-t.C:
+		return nil, ErrBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Service) storeQuery(req Request) store.Query {
+	maxRows := s.cfg.MaxRows
+	if req.MaxRows > 0 && req.MaxRows < maxRows {
+		maxRows = req.MaxRows
+	}
+	q := store.Query{SQL: req.SQL, Limits: store.Limits{
+		ReadOnly: true, MaxExecutionTime: s.cfg.MaxExecutionTime, MaxResultRows: maxRows, MaxResultBytes: s.cfg.MaxResultBytes,
+	}}
+	for name, v := range req.Params {
+		q.Params = append(q.Params, store.Param{Name: name, Value: v})
+	}
+	return q
+}
+
+// cacheKey reads the versions the result depends on and builds its key; ok is false when the
+// cache cannot be used for this query.
+func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Request) (cache.Key, bool) {
+	if s.deps.Cache == nil || req.NoCache {
+		return cache.Key{}, false
+	}
+	var deps cache.Deps
+	tables, sure := sqlscan.Tables(req.SQL)
+	deps.AllTables = !sure
+	for _, t := range tables {
+		if sys := strings.ToLower(t.Database); sys == "system" || sys == "information_schema" {
+			return cache.Key{}, false // server state changes without inserts
+		}
+		switch t.Database {
+		case "", database:
+			deps.Tables = append(deps.Tables, t.Name)
+		default:
+			deps.AllTables = true // another database: depend on everything of the tenant
+		}
+	}
+	v, err := s.deps.Cache.Versions(ctx, tenant, deps)
+	if err != nil {
+		return cache.Key{}, false
+	}
+	params := map[string]string{"\x00format": string(req.Format), "\x00max_rows": strconv.FormatUint(req.MaxRows, 10)}
+	for name, val := range req.Params {
+		params[name] = string(val)
+	}
+	return cache.NewKey(tenant, sqlscan.Normalize(req.SQL), params, v), true
+}
+
+// buffered runs the query into memory, giving up with errTooLarge past MaxCachedBytes.
+func (s *Service) buffered(ctx context.Context, target store.Target, req Request) ([]byte, error) {
+	var buf bytes.Buffer
+	w := &capWriter{buf: &buf, limit: s.cfg.MaxCachedBytes}
+	if err := s.execute(ctx, target, req, w, nil); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// execute runs the query and encodes it to w. started, when not nil, is called right before the
+// first byte is written (the HTTP layer sends headers there). Errors before that point are
+// returned; errors after it are reported inside the document and also returned.
+func (s *Service) execute(ctx context.Context, target store.Target, req Request, w interface{ Write([]byte) (int, error) }, started func()) error {
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	s.executions.Add(1)
+	rows, err := s.deps.Store.Query(ctx, target, s.storeQuery(req))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	first := rows.Next()
+	if !first {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if started != nil {
+		started()
+	}
+	enc := newEncoder(req.Format, w, rows.Columns())
+	if err := enc.begin(); err != nil {
+		return err
+	}
+	for ok := first; ok; ok = rows.Next() {
+		if err := enc.row(rows.Row()); err != nil {
+			if errors.Is(err, errTooLarge) {
+				return err
+			}
+			_ = enc.end(rows.Stats(), err)
+			return err
+		}
+	}
+	failure := rows.Err()
+	if err := enc.end(rows.Stats(), failure); err != nil && failure == nil {
+		return err
+	}
+	return failure
+}
+
+// capWriter buffers up to limit bytes.
+type capWriter struct {
+	buf   *bytes.Buffer
+	limit int
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.limit {
+		return 0, errTooLarge
+	}
+	return c.buf.Write(p)
+}

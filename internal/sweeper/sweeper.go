@@ -1,0 +1,139 @@
+// Package sweeper is the sweeper role: under the "sweeper" lease it trims the queue's retained
+// history to the configured window — never past a consumer's ack floor, which the queue's Trim
+// enforces — and removes expired idempotency records. It reports what it did in metrics.
+package sweeper
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wavehouse/wavehouse/internal/coord"
+	"github.com/wavehouse/wavehouse/internal/dedupe"
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// LeaseName is the singleton lease the sweeper runs under.
+const LeaseName = "sweeper"
+
+// Config tunes the sweeper.
+type Config struct {
+	// Interval between two sweeps.
+	Interval time.Duration
+	// HistoryWindow is how long accepted records stay replayable (SSE resume); older ones are
+	// trimmed once inserted.
+	HistoryWindow time.Duration
+}
+
+// Queue is what the sweeper needs of the queue.
+type Queue interface {
+	mq.Trimmer
+	Partitions() int
+}
+
+// Deps are the sweeper's collaborators; Dedupe may be nil.
+type Deps struct {
+	Coord      coord.Coordinator
+	Queue      Queue
+	Dedupe     dedupe.Sweeper
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+	Now        func() time.Time
+}
+
+// Sweeper runs the sweeps while it holds the lease.
+type Sweeper struct {
+	cfg  Config
+	deps Deps
+	m    metrics
+}
+
+type metrics struct {
+	trimmed, swept prometheus.Counter
+	runs           *prometheus.CounterVec
+	token          prometheus.Gauge
+	holding        prometheus.Gauge
+}
+
+// New returns a sweeper; it starts nothing.
+func New(cfg Config, deps Deps) (*Sweeper, error) {
+	if deps.Coord == nil || deps.Queue == nil {
+		return nil, errors.New("sweeper: Coord and Queue are required")
+	}
+	if cfg.Interval <= 0 || cfg.HistoryWindow <= 0 {
+		return nil, errors.New("sweeper: interval and history_window must be positive")
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	s := &Sweeper{cfg: cfg, deps: deps, m: metrics{
+		trimmed: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_trimmed_frames_total", Help: "Queue frames removed from retained history."}),
+		swept:   prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dedupe_swept_total", Help: "Expired idempotency records removed."}),
+		runs:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wavehouse_sweeper_runs_total", Help: "Sweeps by outcome."}, []string{"outcome"}),
+		token:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_token", Help: "Fencing token of the sweeper lease this process holds (0: not holding)."}),
+		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_held", Help: "1 while this process holds the sweeper lease."}),
+	}}
+	if deps.Registerer != nil {
+		var errs []error
+		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.runs, s.m.token, s.m.holding} {
+			errs = append(errs, deps.Registerer.Register(c))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Run campaigns for the lease and sweeps while holding it, until ctx ends.
+func (s *Sweeper) Run(ctx context.Context) error {
+	return coord.RunElected(ctx, s.deps.Coord, LeaseName, s.hold, coord.ElectOptions{Logger: s.deps.Log})
+}
+
+func (s *Sweeper) hold(ctx context.Context, term coord.Term) error {
+	s.m.holding.Set(1)
+	s.m.token.Set(float64(term.Token()))
+	defer func() { s.m.holding.Set(0); s.m.token.Set(0) }()
+	s.deps.Log.Info("sweeper lease acquired", "holder", term.Holder(), "token", term.Token())
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		s.Sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep runs one sweep now.
+func (s *Sweeper) Sweep(ctx context.Context) {
+	now := s.deps.Now()
+	cutoff := now.Add(-s.cfg.HistoryWindow)
+	outcome := "ok"
+	for p := range s.deps.Queue.Partitions() {
+		n, err := s.deps.Queue.Trim(ctx, p, 0, cutoff)
+		if err != nil {
+			outcome = "error"
+			s.deps.Log.Warn("trim failed", "partition", p, "error", err)
+			continue
+		}
+		s.m.trimmed.Add(float64(n))
+	}
+	if s.deps.Dedupe != nil {
+		n, err := s.deps.Dedupe.Sweep(ctx, now)
+		if err != nil {
+			outcome = "error"
+			s.deps.Log.Warn("dedupe sweep failed", "error", err)
+		}
+		s.m.swept.Add(float64(n))
+	}
+	s.m.runs.WithLabelValues(outcome).Inc()
+}
