@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/ilyakaznacheev/cleanenv"
@@ -19,11 +18,22 @@ import (
 // EnvConfigPath names the variable that gives the config file when --config is not set.
 const EnvConfigPath = "WH_CONFIG"
 
-// toolingEnv are WH_* variables read by the test and build scripts, not by the server; they are
-// accepted so that a developer's shell does not refuse boot.
-var toolingEnv = []string{EnvConfigPath, "WH_CACHE_DIR", "WH_NATS_SERVER_BIN", "WH_DYNALITE_BIN"}
-
-const toolingEnvPrefix = "WH_TEST_"
+// isToolingEnv reports WH_* variables read by the test and build scripts, not by the server
+// (WH_TEST_*, WH_TESTSVC_*, WH_DEPS_*, WH_*_BIN, WH_ROOT, WH_CACHE_DIR, WH_CLICKHOUSE_USERS_XML),
+// and WH_CONFIG. They are accepted so that a developer's shell does not refuse boot; no config key
+// has these names.
+func isToolingEnv(name string) bool {
+	switch name {
+	case EnvConfigPath, "WH_ROOT", "WH_CACHE_DIR", "WH_CLICKHOUSE_USERS_XML":
+		return true
+	}
+	for _, p := range []string{"WH_TEST_", "WH_TESTSVC_", "WH_DEPS_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(name, "_BIN")
+}
 
 // Load reads the config file at path (none when path is empty), overlays the WH_* environment
 // variables and fills derived defaults. It refuses unknown YAML keys and unknown WH_* variables,
@@ -126,7 +136,7 @@ func checkEnv(environ []string) error {
 	var errs []error
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "WH_") || known[name] || slices.Contains(toolingEnv, name) || strings.HasPrefix(name, toolingEnvPrefix) {
+		if !strings.HasPrefix(name, "WH_") || known[name] || isToolingEnv(name) {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("unknown environment variable %s: unset it or check its name in docs/configuration.md", name))
