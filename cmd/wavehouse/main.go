@@ -19,6 +19,7 @@ commands:
   version        print the build version
   mq manifests   print the JetStream topology the external queue needs (nack or nats CLI JSON)
   mq verify      check a live NATS server against that topology
+  keys create    create an API key for a tenant (printed once; only its hash goes in settings)
   bench ingest   load-test a gateway (and ClickHouse directly, side by side)
   help           show this help
 
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runMQ(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "keys":
+		return runKeys(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

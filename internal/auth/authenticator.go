@@ -1,0 +1,170 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/settings"
+)
+
+var (
+	// ErrMissingKey means the request carried no bearer credential.
+	ErrMissingKey = errors.New("auth: missing api key")
+	// ErrInvalidKey means the credential is malformed, unknown, revoked or its secret is wrong.
+	ErrInvalidKey = errors.New("auth: invalid api key")
+	// ErrExpiredKey means the key exists but has expired.
+	ErrExpiredKey = errors.New("auth: api key expired")
+	// ErrForbidden means the principal lacks a scope or table the route needs.
+	ErrForbidden = errors.New("auth: forbidden")
+)
+
+// minOperatorKeyLen is the shortest operator key accepted from its file.
+const minOperatorKeyLen = 32
+
+// DefaultAnonymousTenant is the tenant of anonymous requests when Config leaves it empty.
+const DefaultAnonymousTenant = "default"
+
+// Config configures an Authenticator.
+type Config struct {
+	// OperatorKeyFile is the path of a file whose content (trimmed) is the operator key, at least
+	// 32 characters; empty disables the operator key (default "").
+	OperatorKeyFile string `yaml:"operator_key_file"`
+	// AllowAnonymous lets requests without a credential act as AnonymousTenant while the settings
+	// hold no API key; set it when the API listener is loopback or auth.allow_anonymous is true
+	// (default false).
+	AllowAnonymous bool `yaml:"allow_anonymous"`
+	// AnonymousTenant is the tenant of anonymous requests (default "default").
+	AnonymousTenant string `yaml:"anonymous_tenant"`
+}
+
+// Validate reports every problem with c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.AnonymousTenant != "" && !settings.ValidTenantName(c.AnonymousTenant) {
+		errs = append(errs, fmt.Errorf("auth.anonymous_tenant: %q is not a valid tenant name", c.AnonymousTenant))
+	}
+	return errors.Join(errs...)
+}
+
+// Source provides the settings snapshot in force; *settings.Manager implements it.
+type Source interface {
+	Current() *settings.Snapshot
+}
+
+// Deps are an Authenticator's collaborators.
+type Deps struct {
+	// Settings provides keys; required.
+	Settings Source
+	// Log receives audit lines; nil discards them.
+	Log *slog.Logger
+	// Now is the clock used for expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Authenticator checks credentials against the settings in force.
+type Authenticator struct {
+	cfg      Config
+	settings Source
+	log      *slog.Logger
+	now      func() time.Time
+	operator atomic.Pointer[[sha256.Size]byte] // nil when no operator key
+}
+
+// New returns an Authenticator and reads the operator key file when one is configured.
+func New(cfg Config, deps Deps) (*Authenticator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Settings == nil {
+		return nil, errors.New("auth: Deps.Settings is required")
+	}
+	if cfg.AnonymousTenant == "" {
+		cfg.AnonymousTenant = DefaultAnonymousTenant
+	}
+	a := &Authenticator{cfg: cfg, settings: deps.Settings, log: deps.Log, now: deps.Now}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if err := a.ReloadOperatorKey(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ReloadOperatorKey reads the operator key file again (call it on SIGHUP to rotate the key).
+// On error the previous operator key stays in force.
+func (a *Authenticator) ReloadOperatorKey() error {
+	if a.cfg.OperatorKeyFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(a.cfg.OperatorKeyFile)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is named below; keep the file's content out of the error
+		}
+		return fmt.Errorf("auth: operator_key_file %s: %w", a.cfg.OperatorKeyFile, err)
+	}
+	key := strings.TrimSpace(string(b))
+	if len(key) < minOperatorKeyLen {
+		return fmt.Errorf("auth: operator_key_file %s: the key must be at least %d characters", a.cfg.OperatorKeyFile, minOperatorKeyLen)
+	}
+	sum := sha256.Sum256([]byte(key))
+	a.operator.Store(&sum)
+	return nil
+}
+
+// Anonymous reports whether requests without a credential are currently admitted.
+func (a *Authenticator) Anonymous() bool {
+	return a.cfg.AllowAnonymous && a.settings.Current().KeyCount() == 0
+}
+
+// Authenticate derives the principal from r's Authorization header. The returned key id (for
+// audit lines) is set whenever the credential parsed, even when authentication failed.
+func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		if a.Anonymous() {
+			return Principal{Tenant: a.cfg.AnonymousTenant, Anonymous: true}, "", nil
+		}
+		return Principal{}, "", ErrMissingKey
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return Principal{}, "", ErrMissingKey
+	}
+	token = strings.TrimSpace(token)
+	if op := a.operator.Load(); op != nil {
+		sum := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(sum[:], op[:]) == 1 {
+			return Principal{Operator: true}, "", nil
+		}
+	}
+	id, secret, ok := ParseToken(token)
+	if !ok {
+		return Principal{}, "", ErrInvalidKey
+	}
+	key, tenant, found := a.settings.Current().KeyByID(id)
+	hash := ""
+	if found {
+		hash = key.Hash
+	}
+	if !secretMatches(secret, hash) || !found {
+		return Principal{}, id, ErrInvalidKey
+	}
+	if key.Expired(a.now()) {
+		return Principal{}, id, ErrExpiredKey
+	}
+	return Principal{Tenant: tenant.Name, KeyID: id, Scopes: key.Scopes, Tables: key.Tables}, id, nil
+}

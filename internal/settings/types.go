@@ -1,0 +1,165 @@
+package settings
+
+import (
+	"slices"
+	"sort"
+	"time"
+)
+
+// Scope is a permission an API key grants.
+type Scope string
+
+// The scopes an API key may hold.
+const (
+	// ScopeIngest allows POST /v1/ingest/{table}.
+	ScopeIngest Scope = "ingest"
+	// ScopeQuery allows queries, pipes and reading table metadata.
+	ScopeQuery Scope = "query"
+	// ScopeStream allows live streams.
+	ScopeStream Scope = "stream"
+	// ScopeAdmin allows the tenant's /v1/ops/* routes (DLQ, operator SQL).
+	ScopeAdmin Scope = "admin"
+)
+
+// Scopes lists every valid scope in canonical order.
+func Scopes() []Scope { return []Scope{ScopeIngest, ScopeQuery, ScopeStream, ScopeAdmin} }
+
+// Valid reports whether s is one of Scopes.
+func (s Scope) Valid() bool { return slices.Contains(Scopes(), s) }
+
+// Snapshot is one validated, immutable view of the settings directory.
+type Snapshot struct {
+	// Dir is the settings directory it was loaded from ("" for an empty snapshot).
+	Dir string
+	// Fingerprint is a hash of the directory's contents it was loaded from.
+	Fingerprint string
+	// LoadedAt is when it was loaded.
+	LoadedAt time.Time
+
+	tenants map[string]*Tenant
+	keys    map[string]keyRef
+}
+
+type keyRef struct {
+	tenant *Tenant
+	key    *Key
+}
+
+// Empty returns a snapshot with no tenants and no keys, used when no settings directory is set.
+func Empty() *Snapshot {
+	return &Snapshot{tenants: map[string]*Tenant{}, keys: map[string]keyRef{}}
+}
+
+// Tenant returns the tenant called name.
+func (s *Snapshot) Tenant(name string) (*Tenant, bool) {
+	t, ok := s.tenants[name]
+	return t, ok
+}
+
+// KeyByID returns the key with this id and the tenant that owns it.
+func (s *Snapshot) KeyByID(id string) (*Key, *Tenant, bool) {
+	r, ok := s.keys[id]
+	if !ok {
+		return nil, nil, false
+	}
+	return r.key, r.tenant, true
+}
+
+// TenantNames returns the tenants' names, sorted.
+func (s *Snapshot) TenantNames() []string {
+	names := make([]string, 0, len(s.tenants))
+	for n := range s.tenants {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// KeyCount returns the number of API keys across all tenants.
+func (s *Snapshot) KeyCount() int { return len(s.keys) }
+
+// Tenant is one tenant's settings.
+type Tenant struct {
+	// Name is the tenant's name, taken from its file or folder name.
+	Name string
+	// File is the tenant file, relative to the settings directory.
+	File string
+	// Database is the tenant's ClickHouse database.
+	Database string
+	// ClickHouse, when non-nil, overrides the store's default server for this tenant.
+	ClickHouse *Target
+	// Keys are the tenant's API keys.
+	Keys []Key
+	// Limits are the tenant's rate and concurrency limits.
+	Limits Limits
+	// Dedupe configures the tenant's idempotency records.
+	Dedupe Dedupe
+	// Pipes are the tenant's pipe files (filled in by the pipes work; loaded, not yet parsed).
+	Pipes []PipeFile
+}
+
+// Target is a tenant's own ClickHouse server.
+type Target struct {
+	// Addrs are native-protocol host:port addresses.
+	Addrs []string `yaml:"addrs"`
+	// User is the ClickHouse user.
+	User string `yaml:"user"`
+	// PasswordFile is the path of a file holding the password; the password itself never appears
+	// in settings.
+	PasswordFile string `yaml:"password_file"`
+}
+
+// Key is one API key; only the hash of its secret is stored.
+type Key struct {
+	// ID is the public key id (the <keyid> of wh_<keyid>_<secret>).
+	ID string
+	// Hash is the lowercase hex SHA-256 of the secret.
+	Hash string
+	// Scopes are the permissions the key grants.
+	Scopes []Scope
+	// Tables, when non-empty, are the only tables the key may touch.
+	Tables []string
+	// Expires is when the key stops working; zero means never.
+	Expires time.Time
+	// Limits, when non-nil, are extra per-key limits applied on top of the tenant's.
+	Limits *Limits
+}
+
+// HasScope reports whether k grants s.
+func (k *Key) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
+
+// Expired reports whether k has expired at now.
+func (k *Key) Expired(now time.Time) bool { return !k.Expires.IsZero() && !now.Before(k.Expires) }
+
+// Limits are rate and concurrency limits. A zero field means no limit.
+type Limits struct {
+	// RequestsPerSecond is the sustained request rate.
+	RequestsPerSecond float64 `yaml:"requests_per_second"`
+	// RowsPerSecond is the sustained ingested row rate.
+	RowsPerSecond float64 `yaml:"rows_per_second"`
+	// Burst is how many requests may arrive at once; default max(1, ceil(requests_per_second)).
+	Burst int `yaml:"burst"`
+	// RowsBurst is how many rows may arrive at once; default max(1, ceil(rows_per_second)). A
+	// request with more rows than this is always refused, so keep it ≥ ingest.max_rows.
+	RowsBurst int `yaml:"rows_burst"`
+	// MaxConcurrentQueries bounds the tenant's queries running at once.
+	MaxConcurrentQueries int `yaml:"max_concurrent_queries"`
+	// QueueMaxBytes is the tenant's budget of unconsumed queue bytes (0: the boot default).
+	QueueMaxBytes int64 `yaml:"queue_max_bytes"`
+}
+
+// Dedupe configures a tenant's idempotency records.
+type Dedupe struct {
+	// Retention is how long an Idempotency-Key is remembered; zero means the boot default.
+	Retention time.Duration
+}
+
+// PipeFile is one pipe definition file of a tenant. The pipes work parses SQL into a pipe.
+type PipeFile struct {
+	// Name is the pipe's name (the file name without .sql).
+	Name string
+	// File is the path relative to the settings directory.
+	File string
+	// SQL is the file's contents.
+	SQL string
+}
