@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/wavehouse/wavehouse/internal/bench"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -93,6 +95,9 @@ func startGateway(t *testing.T, bin, storeYAML string, env ...string) string {
 
 func runBenchJSON(t *testing.T, args ...string) bench.Report {
 	t.Helper()
+	// The tool must stop everything it started (clients, samplers, connections) before returning.
+	before := goleak.IgnoreCurrent()
+	defer goleak.VerifyNone(t, before)
 	var out, errb bytes.Buffer
 	code := runBench(t.Context(), append([]string{"ingest", "--json"}, args...), &out, &errb)
 	if code != 0 {

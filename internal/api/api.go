@@ -18,6 +18,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/query"
+	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
@@ -69,6 +70,7 @@ type Deps struct {
 	Queue       mq.Publisher
 	DLQ         mq.DeadLetters
 	Query       *query.Service
+	Pipes       *pipes.Handler
 	Commits     CommitWaiter
 	Dedupe      dedupe.Store
 	Invalidator Invalidator
@@ -114,6 +116,11 @@ func New(cfg Config, deps Deps) (*API, error) {
 func (a *API) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/ingest/{table}", a.ingest)
 	mux.HandleFunc("POST /v1/query", a.query)
+	if a.deps.Pipes != nil {
+		mux.HandleFunc("GET /v1/pipes", func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) })
+		mux.HandleFunc("GET /v1/pipes/{name}", a.pipe)
+		mux.HandleFunc("POST /v1/pipes/{name}", a.pipe)
+	}
 	mux.HandleFunc("GET /v1/tables", a.listTables)
 	mux.HandleFunc("GET /v1/tables/{table}", a.getTable)
 	mux.HandleFunc("POST /v1/ops/sql", a.opsSQL)
@@ -158,4 +165,11 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.deps.Query.ServeHTTP(w, r, tenant, target)
+}
+
+func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
+	tenant := a.tenant(r)
+	if target, ok := a.target(w, tenant); ok {
+		a.deps.Pipes.ServeHTTP(w, r, tenant, target)
+	}
 }

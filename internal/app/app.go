@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 	"github.com/wavehouse/wavehouse/internal/query"
+	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 )
@@ -48,6 +50,7 @@ type App struct {
 	dedupe    dedupe.Store
 	coord     coord.Coordinator
 	commits   *commits.Log
+	pipes     *pipes.Registry
 }
 
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
@@ -118,8 +121,17 @@ func (a *App) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	reg, err := pipes.NewRegistry(filepath.Join(a.cfg.SettingsDir, "pipes"))
+	if err != nil {
+		return nil, fmt.Errorf("settings_dir: %w", err)
+	}
+	a.pipes = reg
+	ph, err := pipes.NewHandler(pipes.Deps{Pipes: reg, Query: q})
+	if err != nil {
+		return nil, err
+	}
 	deps := api.Deps{
-		Query: q, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
+		Query: q, Pipes: ph, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
 		Invalidator: cacheInvalidator{a}, Registerer: a.reg, Log: a.log,
 	}
 	if a.cfg.Roles.Has(config.RoleIngest) {

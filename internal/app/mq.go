@@ -14,7 +14,7 @@ func (a *App) buildMQ() (Component, error) {
 	case "embedded":
 		q, err := embeddedmq.New(embeddedmq.Config{
 			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
-			Prefix: c.Prefix, Partitions: c.Partitions, MaxBytes: c.Embedded.MaxBytes, TenantMaxBytes: c.Embedded.TenantMaxBytes,
+			Prefix: c.Prefix, Partitions: c.Partitions, MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
 		}, embeddedmq.Deps{Registerer: a.reg})
 		if err != nil {
 			return nil, err
@@ -36,4 +36,12 @@ func (a *App) buildMQ() (Component, error) {
 		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	}
 	return nil, fmt.Errorf("mq.backend %q is not built in", a.cfg.MQ.Backend)
+}
+
+// unlimited maps the config's "0: no limit" to the queue's -1 (0 there means its default).
+func unlimited(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

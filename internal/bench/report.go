@@ -15,9 +15,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "bench ingest: clients=%d rows/request=%d format=%s gzip=%t wait_committed=%t duration=%s requests=%d rate=%g rows/s\n\n",
 		c.Clients, c.Rows, c.Format, c.Gzip, c.WaitCommitted, c.Duration, c.Requests, c.Rate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\treq\treq/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tinserts\tparts end/final\t")
+	fmt.Fprintln(tw, "target\treq\treq/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tfresh max\tinserts\tparts end/final\t")
 	for _, p := range r.Phases {
-		q, e2e, f50, f99 := "?", "?", "?", "?"
+		q, e2e, f50, f99, fmax := "?", "?", "?", "?", "?"
 		if p.Queryable >= 0 {
 			q = fmt.Sprintf("%d", p.Queryable)
 		}
@@ -25,13 +25,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			e2e = fmt.Sprintf("%.0f", p.EndToEndRowsS)
 		}
 		if p.Freshness.Count > 0 {
-			f50, f99 = ms(p.Freshness.P50), ms(p.Freshness.P99)
+			f50, f99, fmax = ms(p.Freshness.P50), ms(p.Freshness.P99), ms(p.Freshness.Max)
 		}
 		parts, inserts := orUnknown(p.PartsAtEnd)+"/"+orUnknown(p.Parts), orUnknown(p.Inserts)
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			p.Target, p.Requests, p.RequestsPerS, p.RowsPerS,
 			ms(p.Latency.P50), ms(p.Latency.P95), ms(p.Latency.P99), ms(p.Latency.Max),
-			p.OKRequests, q, e2e, f50, f99, inserts, parts)
+			p.OKRequests, q, e2e, f50, f99, fmax, inserts, parts)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -59,7 +59,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		g := r.Phases[0]
 		fmt.Fprintln(w)
 		for _, d := range r.Phases[1:] {
-			line := fmt.Sprintf("gateway vs %s: req/s %.2f×", d.Target, ratio(g.RequestsPerS, d.RequestsPerS))
+			line := fmt.Sprintf("gateway vs %s: accepted req/s %.2f×", d.Target, ratio(okRate(g), okRate(d)))
 			if g.AllQueryable && d.AllQueryable {
 				line += fmt.Sprintf(", end-to-end rows/s %.2f×", ratio(g.EndToEndRowsS, d.EndToEndRowsS))
 			}
@@ -80,6 +80,14 @@ func orUnknown(n int64) string {
 		return "?"
 	}
 	return fmt.Sprintf("%d", n)
+}
+
+// okRate is the rate of 2xx requests.
+func okRate(p Phase) float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.OKRequests) / p.Elapsed.Seconds()
 }
 
 func ratio(a, b float64) float64 {

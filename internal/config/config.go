@@ -8,6 +8,7 @@ type Config struct {
 	Server          Server      `yaml:"server" env-prefix:"WH_SERVER_"`
 	Ops             Ops         `yaml:"ops" env-prefix:"WH_OPS_"`
 	DataDir         string      `yaml:"data_dir" env:"WH_DATA_DIR" env-description:"Directory for embedded backends' data (queue, chDB, dedupe)."`
+	SettingsDir     string      `yaml:"settings_dir" env:"WH_SETTINGS_DIR" env-description:"Directory of hot-reloaded settings: pipes/*.sql (named SQL templates) today, tenants and keys next."`
 	Roles           Roles       `yaml:"roles" env:"WH_ROLES" env-description:"Roles this process runs: any of api, ingest, sweeper (comma-separated)."`
 	InstanceID      string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
 	ShutdownTimeout Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`

@@ -13,6 +13,7 @@ func Default() Config {
 		},
 		Ops:             Ops{Listen: "127.0.0.1:9090", Pprof: true},
 		DataDir:         "./data",
+		SettingsDir:     "./settings",
 		Roles:           Roles{RoleAPI, RoleIngest, RoleSweeper},
 		ShutdownTimeout: Duration(30 * time.Second),
 		Log:             Log{Level: "info", Format: "json"},
@@ -39,7 +40,7 @@ func Default() Config {
 			Backend:    "embedded",
 			Prefix:     "wh",
 			Partitions: 4,
-			Embedded:   MQEmbedded{Sync: "always", SyncInterval: Duration(100 * time.Millisecond)},
+			Embedded:   MQEmbedded{Sync: "always", SyncInterval: Duration(100 * time.Millisecond), MaxBytes: 1 << 30, TenantMaxBytes: 256 << 20},
 			NATS:       NATS{Replicas: 3},
 		},
 		Cache: Cache{

@@ -72,7 +72,11 @@ func (s *Service) Serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		if err != nil {
 			return nil, err
 		}
-		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, s.cfg.CacheTTL); err != nil && !errors.Is(err, cache.ErrTooLarge) {
+		ttl := s.cfg.CacheTTL
+		if req.TTL > 0 {
+			ttl = req.TTL
+		}
+		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
 			s.deps.Log.Debug("cache fill failed", "error", err)
 		}
 		return out, nil

@@ -67,6 +67,11 @@ type Request struct {
 	MaxRows uint64
 	// NoCache bypasses the cache.
 	NoCache bool
+	// TTL is the lifetime of this result in the cache (0: Config.CacheTTL). Pipes set it.
+	TTL time.Duration
+	// Tables, when not empty, are the tables of the tenant's database the result depends
+	// on, used instead of the tables the scanner finds in SQL. Pipes declare them.
+	Tables []string
 }
 
 // Service runs queries through the cache.
@@ -169,18 +174,10 @@ func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Req
 		return cache.Key{}, false
 	}
 	var deps cache.Deps
-	tables, sure := sqlscan.Tables(req.SQL)
-	deps.AllTables = !sure
-	for _, t := range tables {
-		if sys := strings.ToLower(t.Database); sys == "system" || sys == "information_schema" {
-			return cache.Key{}, false // server state changes without inserts
-		}
-		switch t.Database {
-		case "", database:
-			deps.Tables = append(deps.Tables, t.Name)
-		default:
-			deps.AllTables = true // another database: depend on everything of the tenant
-		}
+	if len(req.Tables) > 0 {
+		deps.Tables = req.Tables
+	} else if !s.scanTables(req.SQL, database, &deps) {
+		return cache.Key{}, false
 	}
 	v, err := s.deps.Cache.Versions(ctx, tenant, deps)
 	if err != nil {
@@ -258,4 +255,23 @@ func (c *capWriter) Write(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	return c.buf.Write(p)
+}
+
+// scanTables fills deps from the tables sql reads; false means the result must not be
+// cached (it reads server state that changes without inserts).
+func (s *Service) scanTables(sql, database string, deps *cache.Deps) bool {
+	tables, sure := sqlscan.Tables(sql)
+	deps.AllTables = !sure
+	for _, t := range tables {
+		if sys := strings.ToLower(t.Database); sys == "system" || sys == "information_schema" {
+			return false // server state changes without inserts
+		}
+		switch t.Database {
+		case "", database:
+			deps.Tables = append(deps.Tables, t.Name)
+		default:
+			deps.AllTables = true // another database: depend on everything of the tenant
+		}
+	}
+	return true
 }

@@ -17,12 +17,13 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Short leases keep the suite fast; the timing argument does not depend on
-// the scale.
+// the scale. A renewal must still fit in lease - margin on a loaded 2-core CI
+// machine under -race, where 600 ms proved too little.
 var testConfig = natscoord.Config{
 	Manage:        true,
-	Lease:         800 * time.Millisecond,
-	RenewInterval: 200 * time.Millisecond,
-	SafetyMargin:  200 * time.Millisecond,
+	Lease:         1600 * time.Millisecond,
+	RenewInterval: 300 * time.Millisecond,
+	SafetyMargin:  300 * time.Millisecond,
 }
 
 // connect opens a NATS connection closed at cleanup.
