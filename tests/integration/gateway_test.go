@@ -1,0 +1,302 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// Backends of one gateway.
+const (
+	storeCHDB       = "chdb"
+	storeClickHouse = "clickhouse"
+	mqEmbedded      = "embedded"
+	mqNATS          = "nats"
+)
+
+// readyTimeout bounds a gateway's boot (chDB loads a 559 MB library; the box is shared).
+const readyTimeout = 90 * time.Second
+
+// gatewayConfig is what varies between the gateways the tests start.
+type gatewayConfig struct {
+	Store string // storeCHDB or storeClickHouse
+	MQ    string // mqEmbedded or mqNATS
+
+	CHDBLib    string // with storeCHDB
+	CHAddr     string // with storeClickHouse: native host:port
+	CHDatabase string // with storeClickHouse
+	CHHTTPAddr string // with storeClickHouse: for reading rows back around the gateway
+
+	NATSURL  string // with mqNATS
+	MQPrefix string // with mqNATS: unique per test
+
+	Roles         string // roles; empty runs all three
+	RedisAddr     string // cache.backend redis at this address (needed by split roles)
+	RedisPrefix   string // cache.redis.key_prefix
+	NoIdempotency bool   // idempotency.enabled false (a split without a shared dedupe backend)
+
+	FlushMaxWait string // ingest.flush.max_wait; default 200ms so tests see rows quickly
+	WaitTimeout  string // ingest.wait_timeout; default 20s
+	MaxRows      int    // ingest.max_rows; 0 keeps the default
+	MaxBodyBytes int64  // ingest.max_body_bytes; 0 keeps the default
+	// TenantMaxBytes is mq.embedded.tenant_max_bytes; 0 keeps the default.
+	TenantMaxBytes int64
+}
+
+// gateway is one wavehouse process, restartable on the same data dir and ports.
+type gateway struct {
+	cfg     gatewayConfig
+	dir     string
+	cfgPath string
+	logPath string
+	API     string // base URL of the API listener
+	Ops     string // base URL of the ops listener
+	client  *http.Client
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	starts int
+}
+
+// startGateway writes a config for cfg on free loopback ports, starts the binary and waits for
+// /readyz. The process is stopped in t.Cleanup.
+func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
+	t.Helper()
+	if cfg.FlushMaxWait == "" {
+		cfg.FlushMaxWait = "200ms"
+	}
+	if cfg.WaitTimeout == "" {
+		cfg.WaitTimeout = "20s"
+	}
+	dir := t.TempDir()
+	g := &gateway{
+		cfg:     cfg,
+		dir:     dir,
+		cfgPath: filepath.Join(dir, "config.yaml"),
+		logPath: filepath.Join(dir, "wavehouse.log"),
+		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
+	}
+	apiPort, opsPort := freePort(t), freePort(t)
+	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	if err := os.WriteFile(g.cfgPath, []byte(g.configYAML(apiPort, opsPort)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.stop(t)
+		g.client.CloseIdleConnections()
+		if t.Failed() {
+			t.Logf("gateway log tail (%s):\n%s", g.logPath, tail(g.logPath, 6000))
+		}
+	})
+	g.start(t)
+	return g
+}
+
+func (g *gateway) configYAML(apiPort, opsPort int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n  listen: 127.0.0.1:%d\nops:\n  listen: 127.0.0.1:%d\n", apiPort, opsPort)
+	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: info\n", filepath.Join(g.dir, "data"))
+	if g.cfg.Roles != "" {
+		fmt.Fprintf(&b, "roles: %s\n", g.cfg.Roles)
+	}
+	if g.cfg.RedisAddr != "" {
+		fmt.Fprintf(&b, "cache:\n  backend: redis\n  redis:\n    addrs: [%q]\n    key_prefix: %q\n", g.cfg.RedisAddr, g.cfg.RedisPrefix)
+	}
+	if g.cfg.NoIdempotency {
+		b.WriteString("idempotency:\n  enabled: false\n")
+	}
+	fmt.Fprintf(&b, "ingest:\n  wait_timeout: %s\n  flush:\n    max_wait: %s\n", g.cfg.WaitTimeout, g.cfg.FlushMaxWait)
+	if g.cfg.MaxRows > 0 {
+		fmt.Fprintf(&b, "  max_rows: %d\n", g.cfg.MaxRows)
+	}
+	if g.cfg.MaxBodyBytes > 0 {
+		fmt.Fprintf(&b, "  max_body_bytes: %d\n", g.cfg.MaxBodyBytes)
+	}
+	switch g.cfg.Store {
+	case storeClickHouse:
+		fmt.Fprintf(&b, "store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", g.cfg.CHAddr, g.cfg.CHDatabase)
+	default:
+		fmt.Fprintf(&b, "store:\n  backend: chdb\n  chdb:\n    lib_path: %q\n", g.cfg.CHDBLib)
+	}
+	switch g.cfg.MQ {
+	case mqNATS:
+		fmt.Fprintf(&b, "mq:\n  backend: nats\n  prefix: %s\n  nats:\n    urls: [%q]\n    replicas: 1\n    manage_topology: true\n", g.cfg.MQPrefix, g.cfg.NATSURL)
+	default:
+		b.WriteString("mq:\n  backend: embedded\n  embedded:\n    sync: always\n")
+		if g.cfg.TenantMaxBytes > 0 {
+			fmt.Fprintf(&b, "    tenant_max_bytes: %d\n", g.cfg.TenantMaxBytes)
+		}
+	}
+	return b.String()
+}
+
+// start launches the process and waits until /readyz answers 200.
+func (g *gateway) start(t *testing.T) {
+	t.Helper()
+	g.mu.Lock()
+	if g.cmd != nil {
+		g.mu.Unlock()
+		t.Fatal("gateway already running")
+	}
+	logf, err := os.OpenFile(g.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		g.mu.Unlock()
+		t.Fatal(err)
+	}
+	g.starts++
+	fmt.Fprintf(logf, "=== start %d\n", g.starts)
+	cmd := exec.Command(binaryPath, "serve", "--config", g.cfgPath)
+	cmd.Dir = g.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = gatewayEnv()
+	if err := cmd.Start(); err != nil {
+		g.mu.Unlock()
+		logf.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(done)
+	}()
+	g.cmd, g.done = cmd, done
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	for {
+		select {
+		case <-done:
+			t.Fatalf("gateway exited before it was ready:\n%s", tail(g.logPath, 4000))
+		case <-ctx.Done():
+			t.Fatalf("gateway not ready after %s:\n%s", readyTimeout, tail(g.logPath, 4000))
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := g.client.Get(g.Ops + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+}
+
+// gatewayEnv is the environment of a gateway process: the test's own, minus WH_* variables
+// other than the test tooling's, which would otherwise override the generated config.
+func gatewayEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "WH_") && !strings.HasPrefix(kv, "WH_TEST_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// stop shuts the process down gracefully (SIGTERM), killing it if it outlives the deadline.
+func (g *gateway) stop(t *testing.T) {
+	t.Helper()
+	g.signal(t, syscall.SIGTERM, 40*time.Second)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (g *gateway) kill(t *testing.T) {
+	t.Helper()
+	g.signal(t, syscall.SIGKILL, 30*time.Second)
+}
+
+func (g *gateway) signal(t *testing.T, sig syscall.Signal, timeout time.Duration) {
+	t.Helper()
+	g.mu.Lock()
+	cmd, done := g.cmd, g.done
+	g.cmd, g.done = nil, nil
+	g.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Errorf("gateway did not exit %s after %v; killing it", timeout, sig)
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// tail returns the last n bytes of a file.
+func tail(path string, n int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if int64(len(b)) > n {
+		b = b[int64(len(b))-n:]
+	}
+	return string(b)
+}
+
+// backendGateway starts a gateway over the given store and queue backends, isolated from every
+// other test by a unique ClickHouse database and queue prefix.
+func backendGateway(t *testing.T, storeBackend, mqBackend string, tweak func(*gatewayConfig)) *gateway {
+	t.Helper()
+	cfg := gatewayConfig{Store: storeBackend, MQ: mqBackend}
+	switch storeBackend {
+	case storeCHDB:
+		cfg.CHDBLib = testsvc.CHDBLib(t)
+	case storeClickHouse:
+		ch := testsvc.ClickHouseServer(t)
+		cfg.CHAddr, cfg.CHHTTPAddr = ch.NativeAddr, ch.HTTPAddr
+		cfg.CHDatabase = createDatabase(t, ch)
+	}
+	if mqBackend == mqNATS {
+		cfg.NATSURL = testsvc.NATSServer(t).URL
+		cfg.MQPrefix = testsvc.UniqueName(t, "wh")
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	return startGateway(t, cfg)
+}
+
+// createDatabase creates a unique database on a ClickHouse server and drops it in t.Cleanup.
+func createDatabase(t *testing.T, ch *testsvc.ClickHouse) string {
+	t.Helper()
+	db := testsvc.UniqueName(t, "whit")
+	if _, err := ch.Query(t.Context(), "CREATE DATABASE "+db); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+db)
+	})
+	return db
+}

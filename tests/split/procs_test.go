@@ -1,0 +1,296 @@
+package split
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// Roles of the processes the tests start.
+const (
+	roleAPI     = "api"
+	roleIngest  = "ingest"
+	roleSweeper = "sweeper"
+)
+
+// readyTimeout bounds one process's boot on this shared 2-core box.
+const readyTimeout = 90 * time.Second
+
+// backends are the shared servers every process of one test uses, isolated from other tests by
+// unique names.
+type backends struct {
+	NATSURLs    []string
+	Replicas    int
+	Prefix      string // mq.prefix
+	CH          *testsvc.ClickHouse
+	Database    string
+	RedisAddr   string
+	RedisPrefix string
+	DynEndpoint string
+	DynTable    string
+	CredsDir    string // access key id and secret files for dynalite
+}
+
+// sharedBackends starts (or reuses, from the WH_TEST_* variables) ClickHouse, Redis and dynalite
+// with a unique database, key prefix and table; natsURLs and replicas describe the queue.
+func sharedBackends(t *testing.T, natsURLs []string, replicas int) *backends {
+	t.Helper()
+	ch := testsvc.ClickHouseServer(t)
+	b := &backends{
+		NATSURLs:    natsURLs,
+		Replicas:    replicas,
+		Prefix:      testsvc.UniqueName(t, "whs"),
+		CH:          ch,
+		Database:    testsvc.UniqueName(t, "whsplit"),
+		RedisAddr:   testsvc.RedisServer(t).Addr,
+		DynEndpoint: testsvc.DynamoDBServer(t).Endpoint,
+		DynTable:    testsvc.UniqueName(t, "whsplit"),
+		CredsDir:    t.TempDir(),
+	}
+	b.RedisPrefix = b.Prefix + ":"
+	if _, err := ch.Query(t.Context(), "CREATE DATABASE "+b.Database); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+b.Database)
+	})
+	for _, f := range []string{"key_id", "secret"} {
+		if err := os.WriteFile(filepath.Join(b.CredsDir, f), []byte("splittest\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// proc is one wavehouse process with one role, restartable on the same data dir and ports.
+type proc struct {
+	Name    string
+	Role    string
+	API     string // base URL of the API listener (api role only)
+	Ops     string // base URL of the ops listener
+	dir     string
+	cfgPath string
+	logPath string
+	client  *http.Client
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{}
+	starts int
+}
+
+// startProc writes the config of one process of the split topology and starts it.
+func startProc(t *testing.T, b *backends, name, role string) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := &proc{
+		Name: name, Role: role, dir: dir,
+		cfgPath: filepath.Join(dir, "config.yaml"),
+		logPath: filepath.Join(dir, "wavehouse.log"),
+		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
+	}
+	apiPort, opsPort := freePort(t), freePort(t)
+	p.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	p.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	if err := os.WriteFile(p.cfgPath, []byte(procConfig(b, name, role, dir, apiPort, opsPort)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.signal(t, syscall.SIGTERM, 30*time.Second)
+		p.client.CloseIdleConnections()
+		if t.Failed() {
+			t.Logf("%s log tail:\n%s", p.Name, tail(p.logPath, 3000))
+		}
+	})
+	p.start(t)
+	return p
+}
+
+// procConfig is the boot config of one process: short flush, lease, sweep interval and history
+// window, so that batching, takeovers and trimming all happen within seconds.
+func procConfig(b *backends, name, role, dir string, apiPort, opsPort int) string {
+	var urls []string
+	for _, u := range b.NATSURLs {
+		urls = append(urls, fmt.Sprintf("%q", u))
+	}
+	return fmt.Sprintf(`roles: %s
+instance_id: %s
+server:
+  listen: 127.0.0.1:%d
+ops:
+  listen: 127.0.0.1:%d
+data_dir: %s
+shutdown_timeout: 15s
+log:
+  level: info
+ingest:
+  wait_timeout: 20s
+  flush:
+    max_wait: 200ms
+stream:
+  history_window: 5s
+sweeper:
+  interval: 1s
+store:
+  backend: clickhouse
+  clickhouse:
+    addrs: [%q]
+    database: %s
+mq:
+  backend: nats
+  prefix: %s
+  nats:
+    urls: [%s]
+    replicas: %d
+    manage_topology: true
+cache:
+  backend: redis
+  redis:
+    addrs: [%q]
+    key_prefix: %q
+dedupe:
+  backend: dynamodb
+  dynamodb:
+    table: %s
+    endpoint: %s
+    create_table: true
+    access_key_id_file: %s
+    secret_access_key_file: %s
+coord:
+  backend: nats
+  lease: 2s
+`, role, name, apiPort, opsPort, filepath.Join(dir, "data"), b.CH.NativeAddr, b.Database, b.Prefix,
+		strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix, b.DynTable, b.DynEndpoint,
+		filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
+}
+
+// start launches the process and waits until /readyz answers 200.
+func (p *proc) start(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	if p.cmd != nil {
+		p.mu.Unlock()
+		t.Fatalf("%s already running", p.Name)
+	}
+	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		p.mu.Unlock()
+		t.Fatal(err)
+	}
+	p.starts++
+	fmt.Fprintf(logf, "=== start %d\n", p.starts)
+	cmd := exec.Command(binaryPath, "serve", "--config", p.cfgPath)
+	cmd.Dir = p.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = processEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		p.mu.Unlock()
+		logf.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		select {
+		case <-done:
+			t.Fatalf("%s exited before it was ready:\n%s", p.Name, tail(p.logPath, 4000))
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %s:\n%s", p.Name, readyTimeout, tail(p.logPath, 4000))
+		}
+		resp, err := p.client.Get(p.Ops + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	p.signal(t, syscall.SIGKILL, 30*time.Second)
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal, timeout time.Duration) {
+	t.Helper()
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done = nil, nil
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Errorf("%s did not exit %s after %v; killing it", p.Name, timeout, sig)
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// tail returns the last n bytes of a file.
+func tail(path string, n int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if int64(len(b)) > n {
+		b = b[int64(len(b))-n:]
+	}
+	return string(b)
+}
+
+// eventually polls cond every 100 ms until it is true or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
