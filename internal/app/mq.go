@@ -14,7 +14,7 @@ func (a *App) buildMQ() (Component, error) {
 	case "embedded":
 		q, err := embeddedmq.New(embeddedmq.Config{
 			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
-			Prefix: c.Prefix, Partitions: c.Partitions, MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
+			Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(), MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
 		}, embeddedmq.Deps{Registerer: a.reg})
 		if err != nil {
 			return nil, err
@@ -26,7 +26,7 @@ func (a *App) buildMQ() (Component, error) {
 		q, err := natsmq.New(natsmq.Config{
 			URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
 			TLS:            natsmq.TLS{CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile},
-			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas,
+			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas, AckWait: c.AckWait.D(),
 		}, natsmq.Deps{Registerer: a.reg})
 		if err != nil {
 			return nil, err

@@ -40,6 +40,7 @@ func Default() Config {
 			Backend:    "embedded",
 			Prefix:     "wh",
 			Partitions: 4,
+			AckWait:    Duration(30 * time.Second),
 			Embedded:   MQEmbedded{Sync: "always", SyncInterval: Duration(100 * time.Millisecond), MaxBytes: 1 << 30, TenantMaxBytes: 256 << 20},
 			NATS:       NATS{Replicas: 3},
 		},

@@ -29,6 +29,7 @@ type MQ struct {
 	Backend    string     `yaml:"backend" env:"BACKEND" env-description:"embedded (NATS JetStream in-process) or nats (an external NATS JetStream)."`
 	Prefix     string     `yaml:"prefix" env:"PREFIX" env-description:"Prefix of every subject, stream and bucket name."`
 	Partitions int        `yaml:"partitions" env:"PARTITIONS" env-description:"Number of ingest partitions; each table maps to one by a stable hash."`
+	AckWait    Duration   `yaml:"ack_wait" env:"ACK_WAIT" env-description:"How long a frame handed to an ingest process may stay unacknowledged before another gets it (a killed ingest process costs this much delay)."`
 	Embedded   MQEmbedded `yaml:"embedded" env-prefix:"EMBEDDED_"`
 	NATS       NATS       `yaml:"nats" env-prefix:"NATS_"`
 }

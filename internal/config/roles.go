@@ -82,3 +82,26 @@ func (r *Roles) UnmarshalYAML(n *yaml.Node) error {
 
 // MarshalYAML writes the roles as one comma-separated string.
 func (r Roles) MarshalYAML() (any, error) { return r.String(), nil }
+
+// Uses reports whether a process running these roles needs the layer ("store", "mq", "cache",
+// "dedupe" or "coord"): api uses store, mq, cache and dedupe; ingest uses store, mq and cache;
+// sweeper uses mq, coord and dedupe.
+func (r Roles) Uses(layer string) bool {
+	for _, role := range r {
+		switch role {
+		case RoleAPI:
+			if layer == "store" || layer == "mq" || layer == "cache" || layer == "dedupe" {
+				return true
+			}
+		case RoleIngest:
+			if layer == "store" || layer == "mq" || layer == "cache" {
+				return true
+			}
+		case RoleSweeper:
+			if layer == "mq" || layer == "coord" || layer == "dedupe" {
+				return true
+			}
+		}
+	}
+	return false
+}

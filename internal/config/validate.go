@@ -49,7 +49,7 @@ func (c Config) Validate() error {
 		{"ingest.flush.max_rows", c.Ingest.Flush.MaxRows > 0}, {"ingest.flush.max_bytes", c.Ingest.Flush.MaxBytes > 0},
 		{"ingest.flush.max_wait", c.Ingest.Flush.MaxWait > 0},
 		{"idempotency.lease", c.Idempotency.Lease > 0}, {"idempotency.retention", c.Idempotency.Retention > 0},
-		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
+		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"mq.ack_wait", c.MQ.AckWait > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
 	} {
 		if !p.ok {
 			add("%s: must be positive", p.key)
@@ -190,7 +190,7 @@ func (c Config) validateTopology() []error {
 	if split && c.MQ.Backend == "embedded" {
 		errs = append(errs, fmt.Errorf("mq.backend: embedded cannot be shared between processes, but roles is %q: run all roles in one process or set mq.backend: nats", c.Roles))
 	}
-	if split && c.Store.Backend == "chdb" {
+	if split && c.Roles.Uses("store") && c.Store.Backend == "chdb" {
 		errs = append(errs, fmt.Errorf("store.backend: chdb is in-process and cannot be shared, but roles is %q: run all roles in one process or set store.backend: clickhouse", c.Roles))
 	}
 	if c.Coord.Backend == "nats" && c.MQ.Backend != "nats" {
@@ -202,7 +202,7 @@ func (c Config) validateTopology() []error {
 	if c.Roles.Has(RoleAPI) != c.Roles.Has(RoleIngest) && c.Cache.Backend == "local" {
 		errs = append(errs, errors.New("cache.backend: local cannot receive invalidations from inserts in another process (api and ingest run apart): set cache.backend: redis"))
 	}
-	if split && c.Idempotency.Enabled && c.Dedupe.Backend == "local" {
+	if split && c.Roles.Uses("dedupe") && c.Idempotency.Enabled && c.Dedupe.Backend == "local" {
 		errs = append(errs, errors.New("dedupe.backend: local keeps idempotency keys in one process, but roles are split: set dedupe.backend: dynamodb, or idempotency.enabled: false"))
 	}
 	return errs

@@ -95,6 +95,16 @@ func TestValidateAcceptsWorkingSplits(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("api+ingest with local cache refused: %v", err)
 	}
+	c = split(t, "sweeper")
+	c.Store.Backend = "chdb" // the sweeper never touches the store
+	if err := c.Validate(); err != nil {
+		t.Errorf("a sweeper-only process refused over the unused store: %v", err)
+	}
+	c = split(t, "ingest")
+	c.Dedupe.Backend = "local" // ingest never checks idempotency keys
+	if err := c.Validate(); err != nil {
+		t.Errorf("an ingest-only process refused over the unused dedupe: %v", err)
+	}
 	c = split(t, "api")
 	c.Dedupe.Backend = "local"
 	c.Idempotency.Enabled = false
