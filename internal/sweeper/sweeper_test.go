@@ -1,0 +1,139 @@
+package sweeper
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/wavehouse/wavehouse/internal/coord/localcoord"
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+)
+
+func openQueue(t *testing.T) *embeddedmq.Queue {
+	t.Helper()
+	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 1}, embeddedmq.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	return q
+}
+
+// TestSweepTrimsOnlyBelowTheAckFloor publishes frames, acknowledges the first half, and sweeps
+// with a window that has expired for all of them: the acknowledged half goes, the rest stays and
+// is still delivered.
+func TestSweepTrimsOnlyBelowTheAckFloor(t *testing.T) {
+	q := openQueue(t)
+	for i := range 10 {
+		if _, err := q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "e", Payload: []byte{byte('a' + i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds, err := sub.Fetch(t.Context(), 5, time.Second)
+	if err != nil || len(ds) != 5 {
+		t.Fatalf("fetched %d frames, err %v", len(ds), err)
+	}
+	for _, d := range ds {
+		if err := d.Ack(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := localcoord.New(localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	reg := prometheus.NewRegistry()
+	s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Nanosecond},
+		Deps{Coord: c, Queue: q, Registerer: reg, Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep(t.Context())
+	if n := value(t, s.m.trimmed); n != 5 {
+		t.Fatalf("trimmed %v frames, want the 5 acknowledged ones", n)
+	}
+	st, err := q.Stats(t.Context(), "t", "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Retained != 5 || st.Pending != 5 {
+		t.Fatalf("after sweep: retained %d pending %d, want 5 and 5", st.Retained, st.Pending)
+	}
+	var rest []string
+	for len(rest) < 5 {
+		ds, err := sub.Fetch(t.Context(), 10, 2*time.Second)
+		if err != nil || len(ds) == 0 {
+			t.Fatalf("unacknowledged frames not delivered after the sweep: got %v, err %v", rest, err)
+		}
+		for _, d := range ds {
+			rest = append(rest, string(d.Records()[0].Payload))
+			_ = d.Ack(t.Context())
+		}
+	}
+	if got := strings.Join(rest, ""); got != "fghij" {
+		t.Fatalf("delivered %q after the sweep, want fghij", got)
+	}
+}
+
+func TestRunHoldsTheLeaseAndReportsIt(t *testing.T) {
+	q := openQueue(t)
+	c, err := localcoord.New(localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	s, err := New(Config{Interval: 10 * time.Millisecond, HistoryWindow: time.Hour}, Deps{Coord: c, Queue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for value(t, s.m.holding) != 1 || value(t, s.m.runs.WithLabelValues("ok").(prometheus.Metric)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("sweeper did not take the lease and sweep")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if tok := value(t, s.m.token); tok < 1 {
+		t.Fatalf("token gauge %v", tok)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if value(t, s.m.holding) != 0 {
+		t.Fatal("still reports holding after it stopped")
+	}
+	if _, err := New(Config{}, Deps{Coord: c, Queue: q}); err == nil {
+		t.Fatal("zero interval accepted")
+	}
+}
+
+// value reads a counter or gauge.
+func value(t *testing.T, c prometheus.Metric) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
+}
