@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"time"
 
@@ -30,28 +31,51 @@ type Idempotency struct {
 
 // claim is a won idempotency reservation, settled when the response is known.
 type claim struct {
-	key   dedupe.Key
-	token string
+	key         dedupe.Key
+	token       string
+	fingerprint string
 }
 
+// queueKey is the queue message id of the claimed request: the key and the request's
+// fingerprint, so the queue's duplicate window drops a second publish of the same request but
+// never a different request that reuses the key after its record expired.
+func (c *claim) queueKey() string {
+	sum := sha256.Sum256([]byte(c.key.String() + "\x00" + c.fingerprint))
+	return "idem-" + hex.EncodeToString(sum[:])
+}
+
+// maxInFlightRetryAfter caps the Retry-After of a 409: the first request usually finishes in
+// milliseconds, long before its lease would lapse.
+const maxInFlightRetryAfter = time.Second
+
 // reserve handles the Idempotency-Key of an ingest request. It returns the claim to settle, or
-// done when it already answered (a replay, a conflict, an error). A request without the header,
-// or a server without a dedupe store, gets neither.
-func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table string, body []byte) (c *claim, done bool) {
+// done when it already answered (replayed is then true for a recorded response sent again). A
+// request without the header, or a server without a dedupe store, gets neither.
+func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table string, body []byte) (c *claim, done, replayed bool) {
 	id := r.Header.Get(IdempotencyHeader)
 	if id == "" || a.deps.Dedupe == nil {
-		return nil, false
+		return nil, false, false
 	}
 	if !validIdempotencyKey(id) {
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: "Idempotency-Key must be 1-255 printable characters"})
-		return nil, true
+		return nil, true, false
 	}
 	key := dedupe.Key{Tenant: tenant, Table: table, ID: id}
-	res, err := a.deps.Dedupe.Reserve(r.Context(), key, fingerprint(r, tenant, table, body), a.cfg.Idempotency.Lease)
-	if err != nil {
+	fp := fingerprint(r, tenant, table, body)
+	res, err := a.deps.Dedupe.Reserve(r.Context(), key, fp, a.cfg.Idempotency.Lease)
+	switch {
+	case err == nil:
+	case errors.Is(err, dedupe.ErrInvalid):
+		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: err.Error()})
+		return nil, true, false
+	case errors.Is(err, context.Canceled):
+		httpx.WriteError(w, httpx.Error{Status: 499, Code: "ingest.canceled", Message: "request canceled", Retryable: true})
+		return nil, true, false
+	default:
+		a.deps.Log.WarnContext(r.Context(), "idempotency reserve failed", "error", err)
 		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "dedupe.unavailable",
 			Message: "idempotency keys cannot be checked right now; retry with the same key", Retryable: true, RetryAfter: a.cfg.RetryAfter})
-		return nil, true
+		return nil, true, false
 	}
 	switch res.Outcome {
 	case dedupe.OutcomeDuplicate:
@@ -59,17 +83,17 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 		w.Header().Set(ReplayedHeader, "true")
 		w.WriteHeader(res.Record.Response.Status)
 		_, _ = w.Write(res.Record.Response.Body)
-		return nil, true
+		return nil, true, true
 	case dedupe.OutcomeInFlight:
 		httpx.WriteError(w, httpx.Error{Status: http.StatusConflict, Code: "idempotency.in_flight",
-			Message: "a request with this Idempotency-Key is still being processed", Retryable: true, RetryAfter: res.RetryAfter})
-		return nil, true
+			Message: "a request with this Idempotency-Key is still being processed", Retryable: true, RetryAfter: min(res.RetryAfter, maxInFlightRetryAfter)})
+		return nil, true, false
 	case dedupe.OutcomeMismatch:
 		httpx.WriteError(w, httpx.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency.key_reused",
 			Message: "this Idempotency-Key was used for a different request (tenant, table or body differ)"})
-		return nil, true
+		return nil, true, false
 	}
-	return &claim{key: key, token: res.Claim.Token}, false
+	return &claim{key: key, token: res.Claim.Token, fingerprint: fp}, false, false
 }
 
 // settle records the response of a claimed request so retries replay it, or releases the key

@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"time"
@@ -62,9 +60,13 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, *herr)
 		return
 	}
-	c, done := a.reserve(w, r, tenant, table, body)
+	c, done, replayed := a.reserve(w, r, tenant, table, body)
 	if done {
-		outcome = "replayed"
+		if replayed {
+			outcome = "replayed"
+		} else {
+			outcome = "rejected"
+		}
 		return
 	}
 	if c != nil {
@@ -105,8 +107,7 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 	if c != nil {
 		// Within the queue's duplicate window a second publish of this key is dropped, which
 		// covers a crash between this publish and the idempotency commit.
-		sum := sha256.Sum256([]byte(c.key.String()))
-		rec.IdempotencyKey = "idem-" + hex.EncodeToString(sum[:])
+		rec.IdempotencyKey = c.queueKey()
 	}
 	pub, err := a.deps.Queue.Publish(ctx, rec)
 	if err != nil {
@@ -114,7 +115,14 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outcome = "accepted"
-	a.metrics.rowsAccepted.Add(float64(res.Accepted))
+	if pub.Duplicate {
+		// The queue already holds this request (a retry after a commit that was lost): answer
+		// with the first position and say so.
+		w.Header().Set(ReplayedHeader, "true")
+		outcome = "replayed"
+	} else {
+		a.metrics.rowsAccepted.Add(float64(res.Accepted))
+	}
 	resp := ingestResponse{Accepted: res.Accepted, Rejected: res.Rejected, Sequence: pub.Position.String(), Errors: res.Errors, ErrorCount: res.ErrorCount}
 	status := http.StatusAccepted
 	if wait == "committed" {

@@ -1,0 +1,78 @@
+package idempotency
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// TestDedupeStoreDown stops the DynamoDB server under a running gateway and requires: keyed
+// requests get 503 dedupe.unavailable with Retry-After and enqueue nothing; requests without a
+// key are still accepted (202) and land in ClickHouse; once the server is back, keyed requests
+// are accepted again and a key recorded before the outage is still replayed.
+func TestDedupeStoreDown(t *testing.T) {
+	dyn := testsvc.StartDynamoDB(t)
+	g := newGateway(t, backends{Dedupe: "dynamodb"}, func(c *gatewayConfig) { c.DynamoURL = dyn.Endpoint })
+	const table = "outage"
+	g.sql(t, fmt.Sprintf(eventsDDL, table))
+	run := testUniqueSuffix()
+
+	before, err := g.ingest(t.Context(), table, "before-"+run, "", keyedBody("before", 0))
+	if err != nil || before.Status != http.StatusAccepted {
+		t.Fatalf("keyed request with the store up: %v %s", err, before)
+	}
+
+	dyn.Stop(t)
+	const n = 10
+	for i := range n {
+		r, err := g.ingest(t.Context(), table, fmt.Sprintf("down-%s-%d", run, i), "", keyedBody("down", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != http.StatusServiceUnavailable || r.code() != "dedupe.unavailable" {
+			t.Fatalf("keyed request %d with the store down: %s, want 503 dedupe.unavailable", i, r)
+		}
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
+			t.Errorf("keyed request %d: Retry-After %q, want a positive number of seconds", i, r.Header.Get("Retry-After"))
+		}
+		u, err := g.ingest(t.Context(), table, "", "", keyedBody("plain", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Status != http.StatusAccepted {
+			t.Fatalf("request %d without a key with the store down: %s, want 202", i, u)
+		}
+	}
+
+	dyn.Start(t)
+	var after response
+	eventually(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
+		after, err = g.ingest(t.Context(), table, "after-"+run, "", keyedBody("after", 0))
+		return err == nil && after.Status == http.StatusAccepted
+	})
+	again, err := g.ingest(t.Context(), table, "before-"+run, "", keyedBody("before", 0))
+	if err != nil || again.Status != before.Status || string(again.Body) != string(before.Body) || !again.replayed() {
+		t.Errorf("key recorded before the outage: %v %s (replayed=%v), want %s replayed", err, again, again.replayed(), before)
+	}
+
+	// 2 rows before, 2 per unkeyed request, 2 after; none of the refused keyed requests.
+	want := 2 + 2*n + 2
+	g.settled(t, table, want)
+	s := g.stats(t, table)
+	if s.Total != want || s.Distinct != want {
+		t.Errorf("table holds %d rows, %d distinct, want %d", s.Total, s.Distinct, want)
+	}
+	ids := g.ids(t, table)
+	for i := range n {
+		if id := fmt.Sprintf("down%d-a", i); ids[id] {
+			t.Errorf("row %s of a request refused with 503 is in the table", id)
+		}
+		if id := fmt.Sprintf("plain%d-a", i); !ids[id] {
+			t.Errorf("row %s of an accepted request without a key is missing", id)
+		}
+	}
+}

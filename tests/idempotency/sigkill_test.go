@@ -1,0 +1,203 @@
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// killCycles is how many times TestSIGKILLKeyedIngest kills the gateway
+// (WH_TEST_IDEM_KILL_CYCLES; default 3).
+func killCycles(t *testing.T) int {
+	t.Helper()
+	n := 3
+	if s := os.Getenv("WH_TEST_IDEM_KILL_CYCLES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("WH_TEST_IDEM_KILL_CYCLES=%q: want a positive integer", s)
+		}
+		n = v
+	}
+	return n
+}
+
+// rowsPerKilledRequest is the number of rows of each request of TestSIGKILLKeyedIngest.
+const rowsPerKilledRequest = 5
+
+// ledger is what the clients of TestSIGKILLKeyedIngest know: the answer of every request that
+// got a 2xx, and the requests that did not (to retry).
+type ledger struct {
+	mu      sync.Mutex
+	acked   map[int]response
+	pending map[int]bool
+}
+
+func (l *ledger) record(i int, r response, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && r.Status/100 == 2 {
+		l.acked[i] = r
+		delete(l.pending, i)
+		return
+	}
+	l.pending[i] = true
+}
+
+func (l *ledger) ackedCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.acked)
+}
+
+// toRetry returns the requests without a 2xx, and every 10th acknowledged one.
+func (l *ledger) toRetry() (pending, acked []int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.pending {
+		pending = append(pending, i)
+	}
+	for i := range l.acked {
+		if i%10 == 0 {
+			acked = append(acked, i)
+		}
+	}
+	return pending, acked
+}
+
+// TestSIGKILLKeyedIngest kills the gateway with SIGKILL while clients send keyed requests,
+// restarts it on the same data dir, has the clients retry with the same keys every request that
+// got no 2xx (and some that did), repeats, and then requires every row of every request
+// exactly once in ClickHouse.
+func TestSIGKILLKeyedIngest(t *testing.T) {
+	// A short lease, so a claim held by a request the kill interrupted lapses quickly; it stays
+	// far below the queue's 2 min duplicate window, which covers a publish whose commit was lost.
+	g := newGateway(t, backends{}, func(c *gatewayConfig) { c.Lease = "2s" })
+	const table = "killed"
+	g.sql(t, fmt.Sprintf(eventsDDL, table))
+	run := testUniqueSuffix()
+	key := func(i int) string { return fmt.Sprintf("kill-%s-%d", run, i) }
+	body := func(i int) []byte {
+		var b bytes.Buffer
+		for j := range rowsPerKilledRequest {
+			fmt.Fprintf(&b, "{\"id\":\"s%d-%d\",\"n\":%d}\n", i, j, i)
+		}
+		return b.Bytes()
+	}
+	l := &ledger{acked: map[int]response{}, pending: map[int]bool{}}
+	var next atomic.Int64
+	var rc retryCounts
+	cycles := killCycles(t)
+	for cycle := range cycles {
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					i := int(next.Add(1)) - 1
+					r, err := g.ingest(ctx, table, key(i), "", body(i))
+					l.record(i, r, err)
+				}
+			})
+		}
+		before := l.ackedCount()
+		eventually(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
+		g.kill(t)
+		cancel()
+		wg.Wait()
+		g.start(t)
+
+		pending, acked := l.toRetry()
+		t.Logf("cycle %d: killed with %d requests acknowledged, %d without a 2xx; retrying those and %d acknowledged ones",
+			cycle, l.ackedCount(), len(pending), len(acked))
+		replays := 0
+		for _, i := range append(pending, acked...) {
+			orig, wasAcked := l.acked[i]
+			r, err := sendUntilSettled(t.Context(), g, table, key(i), body(i), &rc)
+			if err != nil {
+				t.Fatalf("retrying request %d: %v", i, err)
+			}
+			if r.Status != http.StatusAccepted {
+				t.Fatalf("retrying request %d: %s, want 202", i, r)
+			}
+			if r.replayed() {
+				replays++
+			}
+			// A 2xx whose record was not yet committed when the process died is processed
+			// again; the queue's duplicate window then returns the first position, so the
+			// answer is the same either way.
+			if wasAcked && !bytes.Equal(r.Body, orig.Body) {
+				t.Errorf("retrying acknowledged request %d: %s, want the original %s", i, r, orig)
+			}
+			l.record(i, r, nil)
+		}
+		t.Logf("cycle %d: retries done, %d of them replayed, %d answers 409 in_flight so far", cycle, replays, rc.inFlight.Load())
+	}
+
+	sent := int(next.Load())
+	if p, _ := l.toRetry(); len(p) > 0 {
+		t.Fatalf("%d requests never got a 2xx", len(p))
+	}
+	want := sent * rowsPerKilledRequest
+	g.settled(t, table, want)
+	s := g.stats(t, table)
+	g.stop(t)
+	q := readQueue(t, g, table)
+
+	// The idempotency guarantee: every key, and so every row, enqueued exactly once.
+	if len(q.Keys) != sent {
+		t.Errorf("the queue holds %d distinct idempotency keys, want one per request (%d)", len(q.Keys), sent)
+	}
+	for k, n := range q.Keys {
+		if n != 1 {
+			t.Errorf("idempotency key %s enqueued %d times", k, n)
+		}
+	}
+	wrong := 0
+	for i := range sent {
+		for j := range rowsPerKilledRequest {
+			if id := fmt.Sprintf("s%d-%d", i, j); q.Rows[id] != 1 {
+				if wrong++; wrong <= 10 {
+					t.Errorf("row %s enqueued %d times, want once", id, q.Rows[id])
+				}
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d rows not enqueued exactly once", wrong, want)
+	}
+
+	// End to end: every row in ClickHouse. A row stored twice although enqueued once was
+	// inserted, then redelivered because the kill came before its frame's ack: the writer's
+	// at-least-once insert, not idempotency. It fails the test only in strict mode until the
+	// writer deduplicates its inserts.
+	if s.Distinct != want {
+		t.Errorf("after %d kills: ClickHouse holds %d distinct rows, want %d", cycles, s.Distinct, want)
+	}
+	if len(s.Repeated) > 0 {
+		redelivered := 0
+		for id := range s.Repeated {
+			if q.Rows[id] == 1 {
+				redelivered++
+			}
+		}
+		msg := fmt.Sprintf("ClickHouse holds %d rows for %d distinct; %d ids stored more than once, %d of them enqueued once "+
+			"(redelivered by the writer after an insert whose ack the kill prevented); first ones: %v",
+			s.Total, s.Distinct, len(s.Repeated), redelivered, firstOf(s.Repeated, 10))
+		if os.Getenv("WH_TEST_IDEM_STRICT_CLICKHOUSE") == "1" || redelivered != len(s.Repeated) {
+			t.Error(msg)
+		} else {
+			t.Log("KNOWN GAP (set WH_TEST_IDEM_STRICT_CLICKHOUSE=1 to fail on it): " + msg)
+		}
+	}
+	if !t.Failed() {
+		t.Logf("%d kills, %d keyed requests (%d rows): every key and row enqueued exactly once; ClickHouse holds %d rows, %d distinct",
+			cycles, sent, want, s.Total, s.Distinct)
+	}
+}
