@@ -65,12 +65,15 @@ type Deps struct {
 		store.Execer
 		store.Querier
 	}
-	Schema      Schema
-	Targets     Targets
-	Queue       mq.Publisher
-	DLQ         mq.DeadLetters
-	Query       *query.Service
-	Pipes       *pipes.Handler
+	Schema  Schema
+	Targets Targets
+	Queue   mq.Publisher
+	DLQ     mq.DeadLetters
+	Query   *query.Service
+	Pipes   *pipes.Handler
+	Stream  interface {
+		ServeHTTP(w http.ResponseWriter, r *http.Request, tenant string)
+	}
 	Commits     CommitWaiter
 	Dedupe      dedupe.Store
 	Invalidator Invalidator
@@ -120,6 +123,9 @@ func (a *API) Routes(mux *http.ServeMux) {
 		mux.HandleFunc("GET /v1/pipes", func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) })
 		mux.HandleFunc("GET /v1/pipes/{name}", a.pipe)
 		mux.HandleFunc("POST /v1/pipes/{name}", a.pipe)
+	}
+	if a.deps.Stream != nil {
+		mux.HandleFunc("GET /v1/stream/{table}", func(w http.ResponseWriter, r *http.Request) { a.deps.Stream.ServeHTTP(w, r, a.tenant(r)) })
 	}
 	mux.HandleFunc("GET /v1/tables", a.listTables)
 	mux.HandleFunc("GET /v1/tables/{table}", a.getTable)

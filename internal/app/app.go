@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
+	"github.com/wavehouse/wavehouse/internal/stream"
 )
 
 // App is one wired process, ready to Run.
@@ -51,6 +53,7 @@ type App struct {
 	coord     coord.Coordinator
 	commits   *commits.Log
 	pipes     *pipes.Registry
+	stream    *stream.Service
 }
 
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
@@ -108,6 +111,13 @@ func (a *App) build(name string) (Component, error) {
 			return nil, err
 		}
 		a.apiLn = newListener(compAPI, a.cfg.Server.Listen, h, a.log, a.cfg.Server.ReadHeaderTimeout.D(), a.cfg.Server.IdleTimeout.D())
+		// SSE connections never go idle: end them when shutdown begins, so Shutdown does not wait
+		// for its deadline (clients resume elsewhere with Last-Event-ID).
+		a.apiLn.srv.RegisterOnShutdown(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = a.stream.Close(ctx)
+		})
 		return a.apiLn, nil
 	}
 	a.log.Warn("component not available in this build yet; the process runs without it", "component", name)
@@ -130,8 +140,15 @@ func (a *App) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc := a.cfg.Stream
+	st, err := stream.New(stream.Config{Heartbeat: sc.Heartbeat.D(), Retry: sc.Retry.D(), Buffer: sc.Buffer, SlowPolicy: sc.SlowPolicy,
+		MaxSubscribers: sc.MaxSubscribers, WriteTimeout: sc.WriteTimeout.D()}, stream.Deps{Queue: a.queue, Registerer: a.reg, Log: a.log})
+	if err != nil {
+		return nil, fmt.Errorf("stream: %w", err)
+	}
+	a.stream = st
 	deps := api.Deps{
-		Query: q, Pipes: ph, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
+		Query: q, Pipes: ph, Stream: st, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
 		Invalidator: cacheInvalidator{a}, Registerer: a.reg, Log: a.log,
 	}
 	if a.cfg.Roles.Has(config.RoleIngest) {

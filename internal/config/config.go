@@ -74,7 +74,13 @@ type IngestFlush struct {
 
 // Stream configures the retained history that live streams resume from.
 type Stream struct {
-	HistoryWindow Duration `yaml:"history_window" env:"HISTORY_WINDOW" env-description:"How long accepted rows stay in the queue's history after they are inserted (SSE resume window)."`
+	HistoryWindow  Duration `yaml:"history_window" env:"HISTORY_WINDOW" env-description:"How long accepted rows stay in the queue's history after they are inserted (SSE resume window)."`
+	Heartbeat      Duration `yaml:"heartbeat" env:"HEARTBEAT" env-description:"Period of the SSE heartbeat comment that keeps proxies from closing idle streams."`
+	Retry          Duration `yaml:"retry" env:"RETRY" env-description:"Reconnect delay suggested to SSE clients (retry: field)."`
+	Buffer         int      `yaml:"buffer" env:"BUFFER" env-description:"Events a live subscriber may have queued before slow_policy applies."`
+	SlowPolicy     string   `yaml:"slow_policy" env:"SLOW_POLICY" env-description:"gap (send event: gap with the missed ids) or disconnect (end the stream; the client resumes with Last-Event-ID)."`
+	MaxSubscribers int      `yaml:"max_subscribers" env:"MAX_SUBSCRIBERS" env-description:"Open streams per tenant per api process (-1: unlimited); beyond it 429."`
+	WriteTimeout   Duration `yaml:"write_timeout" env:"WRITE_TIMEOUT" env-description:"A write to an SSE client that takes longer ends the stream."`
 }
 
 // Sweeper configures the singleton housekeeping job.

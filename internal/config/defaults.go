@@ -25,7 +25,10 @@ func Default() Config {
 			WaitTimeout:  Duration(10 * time.Second),
 			Flush:        IngestFlush{MaxRows: 10_000, MaxBytes: 16 << 20, MaxWait: Duration(time.Second)},
 		},
-		Stream:  Stream{HistoryWindow: Duration(24 * time.Hour)},
+		Stream: Stream{
+			HistoryWindow: Duration(24 * time.Hour), Heartbeat: Duration(15 * time.Second), Retry: Duration(2 * time.Second),
+			Buffer: 1024, SlowPolicy: "gap", MaxSubscribers: 1000, WriteTimeout: Duration(30 * time.Second),
+		},
 		Sweeper: Sweeper{Interval: Duration(time.Minute)},
 		Store: Store{
 			Backend: "chdb",

@@ -49,7 +49,8 @@ func (c Config) Validate() error {
 		{"ingest.flush.max_rows", c.Ingest.Flush.MaxRows > 0}, {"ingest.flush.max_bytes", c.Ingest.Flush.MaxBytes > 0},
 		{"ingest.flush.max_wait", c.Ingest.Flush.MaxWait > 0},
 		{"idempotency.lease", c.Idempotency.Lease > 0}, {"idempotency.retention", c.Idempotency.Retention > 0},
-		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"mq.ack_wait", c.MQ.AckWait > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
+		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"stream.heartbeat", c.Stream.Heartbeat > 0},
+		{"stream.retry", c.Stream.Retry > 0}, {"stream.buffer", c.Stream.Buffer > 0}, {"stream.write_timeout", c.Stream.WriteTimeout > 0}, {"mq.ack_wait", c.MQ.AckWait > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
 	} {
 		if !p.ok {
 			add("%s: must be positive", p.key)
@@ -153,6 +154,7 @@ func (c Config) validateBackends() []error {
 	if c.Idempotency.Lease >= Duration(2*time.Minute) {
 		add("idempotency.lease: %s must stay below the queue's 2m duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease)
 	}
+	oneOf("stream.slow_policy", c.Stream.SlowPolicy, "gap", "disconnect")
 	if oneOf("coord.backend", c.Coord.Backend, "local", "nats") && c.Coord.Lease <= 0 {
 		add("coord.lease: must be positive")
 	}

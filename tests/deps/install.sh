@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh [all|clickhouse|nats|redis|dynalite|chdb|tools|lint]...
+# install.sh [all|clickhouse|nats|redis|dynalite|chdb|chromium|tools|lint]...
 #
 # Installs what the WaveHouse tests and `make run` need, skipping whatever is
 # already present; safe to run twice and from several shells at once (a lock
@@ -11,6 +11,7 @@
 #   nats        nats-server built from the module in go.mod into bin/nats-server
 #   dynalite    dynalite@4.0.0 (npm) under $WH_CACHE_DIR/dynalite
 #   chdb        libchdb.so from @chdb/lib-linux-x64-gnu (npm) under $WH_CACHE_DIR/chdb/<version>
+#   chromium    headless Chromium (apt) for the browser EventSource test
 #   tools       wrk, hyperfine (apt) and hey (go install into bin/)
 #   lint        golangci-lint into bin/ (slow: ~2 min cold; not part of all)
 #   all         everything above except lint (the default)
@@ -145,6 +146,14 @@ install_tools() {
 	return "$did"
 }
 
+install_chromium() {
+	# Headless Chromium for the EventSource test in tests/browser.
+	if command -v chromium >/dev/null 2>&1; then
+		return "$PRESENT"
+	fi
+	apt_install chromium
+}
+
 install_lint() {
 	if [ -x "$WH_ROOT/bin/golangci-lint" ] \
 		&& "$WH_ROOT/bin/golangci-lint" version 2>/dev/null | grep -q "${GOLANGCI_LINT_VERSION#v}"; then
@@ -175,10 +184,10 @@ main() {
 	[ "$#" -eq 0 ] && set -- all
 	for arg in "$@"; do
 		case "$arg" in
-		all) comps+=(clickhouse redis nats dynalite chdb tools) ;;
-		clickhouse | redis | nats | dynalite | chdb | tools | lint) comps+=("$arg") ;;
+		all) comps+=(clickhouse redis nats dynalite chdb chromium tools) ;;
+		clickhouse | redis | nats | dynalite | chdb | chromium | tools | lint) comps+=("$arg") ;;
 		-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) die "unknown component '$arg' (want all|clickhouse|nats|redis|dynalite|chdb|tools|lint)" ;;
+		*) die "unknown component '$arg' (want all|clickhouse|nats|redis|dynalite|chdb|chromium|tools|lint)" ;;
 		esac
 	done
 	mkdir -p "$WH_CACHE_DIR"

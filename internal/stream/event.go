@@ -1,0 +1,196 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// event is one record read from the queue, decoded once and shared by every
+// subscriber of the table; each subscriber renders it through its own view.
+type event struct {
+	pos      mq.Position
+	accepted time.Time
+	segs     []segment
+	rows     int
+	// malformed is set when the payload could not be decoded; such an
+	// event renders no rows (subscribers only advance their id past it).
+	malformed bool
+
+	fullOnce sync.Once
+	full     []byte
+	fullRows int
+}
+
+// segment is rows sharing one column list, split into canonical values.
+type segment struct {
+	columns []string
+	// keys are the JSON-encoded column names followed by a colon.
+	keys [][]byte
+	rows [][]json.RawMessage
+}
+
+// newEvent decodes rec's payload. The returned event does not alias rec.
+func newEvent(rec *mq.Record) *event {
+	ev := &event{pos: rec.Position, accepted: rec.AcceptedAt}
+	segs, err := payload.Decode(bytes.Clone(rec.Payload))
+	if err != nil {
+		ev.malformed = true
+		return ev
+	}
+	for _, s := range segs {
+		seg := segment{columns: s.Columns, keys: make([][]byte, len(s.Columns))}
+		for i, c := range s.Columns {
+			k, err := json.Marshal(c)
+			if err != nil {
+				ev.malformed = true
+				return ev
+			}
+			seg.keys[i] = append(k, ':')
+		}
+		for _, raw := range s.Rows {
+			var vals []json.RawMessage
+			if err := json.Unmarshal(raw, &vals); err != nil || len(vals) != len(s.Columns) {
+				ev.malformed = true
+				return ev
+			}
+			seg.rows = append(seg.rows, vals)
+		}
+		ev.rows += len(seg.rows)
+		ev.segs = append(ev.segs, seg)
+	}
+	return ev
+}
+
+// view is one subscriber's projection and filter.
+type view struct {
+	// columns, when not empty, lists the columns to send, in this order.
+	columns []string
+	// where lists equality conditions that must all hold.
+	where []cond
+}
+
+// cond is one ?where.col=value condition.
+type cond struct {
+	column string
+	value  string
+}
+
+func (v view) plain() bool { return len(v.columns) == 0 && len(v.where) == 0 }
+
+// render returns the SSE frame of ev under v and how many rows it carries;
+// it returns nil when no row is left (the subscriber then only remembers
+// the id). The frame of the plain view is rendered once per event.
+func (ev *event) render(v view) ([]byte, int) {
+	if ev.malformed {
+		return nil, 0
+	}
+	if v.plain() {
+		ev.fullOnce.Do(func() { ev.full, ev.fullRows = ev.renderView(v) })
+		return ev.full, ev.fullRows
+	}
+	return ev.renderView(v)
+}
+
+func (ev *event) renderView(v view) ([]byte, int) {
+	out := make([]byte, 0, 64+ev.rows*64)
+	out = append(out, "id: "...)
+	out = appendPosition(out, ev.pos)
+	out = append(out, "\nevent: rows\ndata: ["...)
+	n := 0
+	for si := range ev.segs {
+		seg := &ev.segs[si]
+		idx, whereIdx, ok := seg.plan(v)
+		if !ok {
+			continue
+		}
+		for _, row := range seg.rows {
+			if !matches(row, whereIdx, v.where) {
+				continue
+			}
+			if n > 0 {
+				out = append(out, ',')
+			}
+			n++
+			out = append(out, '{')
+			for j, ci := range idx {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, seg.keys[ci]...)
+				out = append(out, row[ci]...)
+			}
+			out = append(out, '}')
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	out = append(out, "]\n\n"...)
+	return out, n
+}
+
+// plan resolves v against the segment's columns: the indexes to send, the
+// index of each where column, and false when a where column is absent (no
+// row of the segment can match).
+func (s *segment) plan(v view) (idx, whereIdx []int, ok bool) {
+	find := func(c string) int {
+		for i, sc := range s.columns {
+			if sc == c {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, w := range v.where {
+		i := find(w.column)
+		if i < 0 {
+			return nil, nil, false
+		}
+		whereIdx = append(whereIdx, i)
+	}
+	if len(v.columns) == 0 {
+		idx = make([]int, len(s.columns))
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, whereIdx, true
+	}
+	for _, c := range v.columns {
+		if i := find(c); i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	return idx, whereIdx, true
+}
+
+// matches reports whether row satisfies every condition. A JSON string
+// matches its unquoted text; any other canonical value matches its JSON
+// text (numbers, true, false, null).
+func matches(row []json.RawMessage, whereIdx []int, where []cond) bool {
+	for k, i := range whereIdx {
+		raw := row[i]
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil || s != where[k].value {
+				return false
+			}
+			continue
+		}
+		if string(raw) != where[k].value {
+			return false
+		}
+	}
+	return true
+}
+
+func appendPosition(b []byte, p mq.Position) []byte {
+	b = strconv.AppendUint(b, p.Seq, 10)
+	b = append(b, '-')
+	return strconv.AppendUint(b, uint64(p.Index), 10)
+}
