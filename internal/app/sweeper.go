@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
+	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/sweeper"
 )
 
@@ -18,8 +19,10 @@ func (a *App) buildSweeper() (Component, error) {
 		}
 		ds, _ := a.dedupe.(dedupe.Sweeper)
 		var err error
-		s, err = sweeper.New(sweeper.Config{Interval: a.cfg.Sweeper.Interval.D(), HistoryWindow: a.cfg.Stream.HistoryWindow.D()},
-			sweeper.Deps{Coord: a.coord, Queue: a.queue, Dedupe: ds, Registerer: a.reg, Log: a.log.With("component", compSweeper)})
+		dlq, _ := a.queue.DLQ().(mq.DeadLetterExpirer)
+		s, err = sweeper.New(sweeper.Config{Interval: a.cfg.Sweeper.Interval.D(), HistoryWindow: a.cfg.Stream.HistoryWindow.D(),
+			DLQRetention: a.cfg.MQ.DLQRetention.D(), Instance: a.cfg.InstanceID},
+			sweeper.Deps{Coord: a.coord, Queue: a.queue, Dedupe: ds, DLQ: dlq, Registerer: a.reg, Log: a.log.With("component", compSweeper)})
 		return err
 	}
 	run := func(ctx context.Context) error { return s.Run(ctx) }

@@ -26,12 +26,13 @@ type ClickHouse struct {
 
 // MQ selects the durable queue.
 type MQ struct {
-	Backend    string     `yaml:"backend" env:"BACKEND" env-description:"embedded (NATS JetStream in-process) or nats (an external NATS JetStream)."`
-	Prefix     string     `yaml:"prefix" env:"PREFIX" env-description:"Prefix of every subject, stream and bucket name."`
-	Partitions int        `yaml:"partitions" env:"PARTITIONS" env-description:"Number of ingest partitions; each table maps to one by a stable hash."`
-	AckWait    Duration   `yaml:"ack_wait" env:"ACK_WAIT" env-description:"How long a frame handed to an ingest process may stay unacknowledged before another gets it (a killed ingest process costs this much delay)."`
-	Embedded   MQEmbedded `yaml:"embedded" env-prefix:"EMBEDDED_"`
-	NATS       NATS       `yaml:"nats" env-prefix:"NATS_"`
+	Backend      string     `yaml:"backend" env:"BACKEND" env-description:"embedded (NATS JetStream in-process) or nats (an external NATS JetStream)."`
+	Prefix       string     `yaml:"prefix" env:"PREFIX" env-description:"Prefix of every subject, stream and bucket name."`
+	Partitions   int        `yaml:"partitions" env:"PARTITIONS" env-description:"Number of ingest partitions; each table maps to one by a stable hash."`
+	DLQRetention Duration   `yaml:"dlq_retention" env:"DLQ_RETENTION" env-description:"How long dead-lettered records are kept before the sweeper removes them (0: forever)."`
+	AckWait      Duration   `yaml:"ack_wait" env:"ACK_WAIT" env-description:"How long a frame handed to an ingest process may stay unacknowledged before another gets it (a killed ingest process costs this much delay)."`
+	Embedded     MQEmbedded `yaml:"embedded" env-prefix:"EMBEDDED_"`
+	NATS         NATS       `yaml:"nats" env-prefix:"NATS_"`
 }
 
 // MQEmbedded configures the in-process JetStream server.

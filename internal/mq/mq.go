@@ -88,6 +88,13 @@ type DeadLetters interface {
 	Purge(ctx context.Context, tenant, table string) (uint64, error)
 }
 
+// DeadLetterExpirer is implemented by dead-letter queues that can apply a retention: the
+// sweeper calls it with now minus the configured retention.
+type DeadLetterExpirer interface {
+	// Expire removes every entry dead-lettered before olderThan and returns how many.
+	Expire(ctx context.Context, olderThan time.Time) (uint64, error)
+}
+
 // Replayer reads one table's history in order.
 type Replayer interface {
 	// Replay calls fn for every record of tenant/table strictly after

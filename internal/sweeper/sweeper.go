@@ -1,6 +1,7 @@
 // Package sweeper is the sweeper role: under the "sweeper" lease it trims the queue's retained
 // history to the configured window — never past a consumer's ack floor, which the queue's Trim
-// enforces — and removes expired idempotency records. It reports what it did in metrics.
+// enforces — removes expired idempotency records, and applies the dead-letter retention. It
+// reports what it did, and who holds the lease with which fencing token, in metrics.
 package sweeper
 
 import (
@@ -26,6 +27,10 @@ type Config struct {
 	// HistoryWindow is how long accepted records stay replayable (SSE resume); older ones are
 	// trimmed once inserted.
 	HistoryWindow time.Duration
+	// DLQRetention is how long dead-lettered records are kept (0: forever).
+	DLQRetention time.Duration
+	// Instance names this process in the lease metrics.
+	Instance string
 }
 
 // Queue is what the sweeper needs of the queue.
@@ -34,11 +39,12 @@ type Queue interface {
 	Partitions() int
 }
 
-// Deps are the sweeper's collaborators; Dedupe may be nil.
+// Deps are the sweeper's collaborators; Dedupe and DLQ may be nil.
 type Deps struct {
 	Coord      coord.Coordinator
 	Queue      Queue
 	Dedupe     dedupe.Sweeper
+	DLQ        mq.DeadLetterExpirer
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 	Now        func() time.Time
@@ -52,10 +58,10 @@ type Sweeper struct {
 }
 
 type metrics struct {
-	trimmed, swept prometheus.Counter
-	runs           *prometheus.CounterVec
-	token          prometheus.Gauge
-	holding        prometheus.Gauge
+	trimmed, swept, expired prometheus.Counter
+	runs                    *prometheus.CounterVec
+	token                   prometheus.Gauge
+	holding                 prometheus.Gauge
 }
 
 // New returns a sweeper; it starts nothing.
@@ -75,13 +81,16 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 	s := &Sweeper{cfg: cfg, deps: deps, m: metrics{
 		trimmed: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_trimmed_frames_total", Help: "Queue frames removed from retained history."}),
 		swept:   prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dedupe_swept_total", Help: "Expired idempotency records removed."}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dlq_expired_total", Help: "Dead-letter entries removed after their retention."}),
 		runs:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wavehouse_sweeper_runs_total", Help: "Sweeps by outcome."}, []string{"outcome"}),
-		token:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_token", Help: "Fencing token of the sweeper lease this process holds (0: not holding)."}),
-		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_held", Help: "1 while this process holds the sweeper lease."}),
+		token: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_token", Help: "Fencing token of the sweeper lease this process holds (0: not holding).",
+			ConstLabels: prometheus.Labels{"instance_id": cfg.Instance}}),
+		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_held", Help: "1 while this process holds the sweeper lease.",
+			ConstLabels: prometheus.Labels{"instance_id": cfg.Instance}}),
 	}}
 	if deps.Registerer != nil {
 		var errs []error
-		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.runs, s.m.token, s.m.holding} {
+		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.expired, s.m.runs, s.m.token, s.m.holding} {
 			errs = append(errs, deps.Registerer.Register(c))
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -134,6 +143,14 @@ func (s *Sweeper) Sweep(ctx context.Context) {
 			s.deps.Log.Warn("dedupe sweep failed", "error", err)
 		}
 		s.m.swept.Add(float64(n))
+	}
+	if s.deps.DLQ != nil && s.cfg.DLQRetention > 0 {
+		n, err := s.deps.DLQ.Expire(ctx, now.Add(-s.cfg.DLQRetention))
+		if err != nil {
+			outcome = "error"
+			s.deps.Log.Warn("dead-letter expiry failed", "error", err)
+		}
+		s.m.expired.Add(float64(n))
 	}
 	s.m.runs.WithLabelValues(outcome).Inc()
 }

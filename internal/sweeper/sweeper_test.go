@@ -137,3 +137,54 @@ func value(t *testing.T, c prometheus.Metric) float64 {
 	}
 	return m.Gauge.GetValue()
 }
+
+func TestSweepExpiresDeadLettersPastRetentionOnly(t *testing.T) {
+	q := openQueue(t)
+	if _, err := q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "e", Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds, err := sub.Fetch(t.Context(), 1, time.Second)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("fetch: %d %v", len(ds), err)
+	}
+	if err := ds[0].(mq.DeadLetterer).DeadLetter(t.Context(), mq.Reason{Code: "rejected", Message: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := localcoord.New(localcoord.Config{}, localcoord.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	dlq := q.DLQ().(mq.DeadLetterExpirer)
+	count := func() uint64 {
+		n, err := q.DLQ().Counts(t.Context(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n[mq.TableKey{Tenant: "t", Table: "e"}]
+	}
+	// Within its retention the entry stays.
+	kept, err := New(Config{Interval: time.Hour, HistoryWindow: time.Hour, DLQRetention: time.Hour}, Deps{Coord: c, Queue: q, DLQ: dlq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.Sweep(t.Context())
+	if count() != 1 || value(t, kept.m.expired) != 0 {
+		t.Fatalf("entry within retention removed: count %d", count())
+	}
+	// Past it, it goes.
+	gone, err := New(Config{Interval: time.Hour, HistoryWindow: time.Hour, DLQRetention: time.Minute},
+		Deps{Coord: c, Queue: q, DLQ: dlq, Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Sweep(t.Context())
+	if count() != 0 || value(t, gone.m.expired) != 1 {
+		t.Fatalf("entry past retention kept: count %d, expired %v", count(), value(t, gone.m.expired))
+	}
+}

@@ -231,3 +231,53 @@ func (d *dlq) Purge(ctx context.Context, tenant, table string) (uint64, error) {
 	}
 	return counts[mq.TableKey{Tenant: tenant, Table: table}], nil
 }
+
+// Expire implements mq.DeadLetterExpirer: it removes every dead-letter entry stored before
+// olderThan, oldest first, and returns how many it removed.
+func (d *dlq) Expire(ctx context.Context, olderThan time.Time) (uint64, error) {
+	s, err := d.stream(ctx)
+	if err != nil {
+		return 0, err
+	}
+	q := d.q()
+	var removed uint64
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.State.Msgs == 0 {
+			return nil
+		}
+		lo, hi := info.State.FirstSeq, info.State.LastSeq+1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			raw, err := s.GetMsg(ctx, mid, jetstream.WithGetMsgSubject(q.names.DLQSubjects()))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				hi = mid
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if raw.Time.Before(olderThan) {
+				lo = raw.Sequence + 1
+			} else {
+				hi = mid
+			}
+		}
+		if lo <= info.State.FirstSeq {
+			return nil
+		}
+		if err := s.Purge(ctx, jetstream.WithPurgeSequence(lo)); err != nil {
+			return err
+		}
+		after, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		removed = info.State.Msgs - after.State.Msgs
+		return nil
+	})
+	return removed, err
+}

@@ -174,6 +174,17 @@ func (d handleDLQ) Purge(ctx context.Context, tenant, table string) (uint64, err
 	return q.DLQ().Purge(ctx, tenant, table)
 }
 
+// Expire implements mq.DeadLetterExpirer.
+func (d handleDLQ) Expire(ctx context.Context, olderThan time.Time) (uint64, error) {
+	q, err := d.h.Queue()
+	if err != nil {
+		return 0, err
+	}
+	return (*dlq)(q).Expire(ctx, olderThan)
+}
+
+var _ mq.DeadLetterExpirer = handleDLQ{}
+
 // MaxRecordBytes returns the largest encoded record Publish accepts (0
 // before Start): the api splits bigger requests or answers 413.
 func (h *Handle) MaxRecordBytes() int {
