@@ -89,6 +89,9 @@ func leaseMetrics(ctx context.Context, client *http.Client, ops string) (held bo
 		if err != nil {
 			continue
 		}
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i] // the lease gauges carry an instance_id label
+		}
 		switch name {
 		case "wavehouse_sweeper_lease_held":
 			held, sawHeld = v == 1, true
