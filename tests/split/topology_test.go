@@ -52,7 +52,7 @@ func TestForbiddenTopologies(t *testing.T) {
 		}},
 		{"split-sweeper-local", map[string]string{"roles": "roles: sweeper\n", "coord": "coord:\n  backend: local\n"}},
 		{"api-ingest-local", map[string]string{"cache": "cache:\n  backend: local\n"}},
-		{"split-dedupe-local", map[string]string{"roles": "roles: ingest\n", "dedupe": "dedupe:\n  backend: local\n"}},
+		{"split-dedupe-local", map[string]string{"roles": "roles: api\n", "dedupe": "dedupe:\n  backend: local\n"}},
 		{"public-no-auth", map[string]string{"server": "server:\n  listen: 0.0.0.0:0\nops:\n  listen: 127.0.0.1:0\n"}},
 	}
 	if len(cases) != len(topologyRules) {
