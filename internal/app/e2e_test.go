@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 type reply struct {
@@ -45,7 +46,20 @@ func call(t *testing.T, method, url, ctype string, body string, hdr ...string) r
 // ingest (atomic, partial, wait=committed, idempotent), query through the cache, tables, and the
 // dead-letter routes.
 func TestEmbeddedDefaultEndToEnd(t *testing.T) {
+	endToEnd(t, testConfig(t))
+}
+
+// TestEndToEndWithRedisCache is the same with the shared cache: read-your-writes must hold when
+// the insert's version bump goes through Redis.
+func TestEndToEndWithRedisCache(t *testing.T) {
 	cfg := testConfig(t)
+	cfg.Cache.Backend = "redis"
+	cfg.Cache.Redis.Addrs = []string{testsvc.RedisServer(t).Addr}
+	cfg.Cache.Redis.KeyPrefix = testsvc.UniqueName(t, "e2e") + ":"
+	endToEnd(t, cfg)
+}
+
+func endToEnd(t *testing.T, cfg config.Config) {
 	cfg.Ingest.Flush.MaxWait = config.Duration(50 * time.Millisecond)
 	a := startApp(t, cfg)
 	base := "http://" + a.APIAddr()
