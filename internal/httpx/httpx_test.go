@@ -27,7 +27,7 @@ func TestWriteErrorShapeAndRetryAfter(t *testing.T) {
 
 func TestMiddlewareRequestIDAndLogLine(t *testing.T) {
 	var logs bytes.Buffer
-	log, _ := logging.New(&logs, logging.Options{Level: "info", Format: "json"})
+	log, _ := logging.New(&logs, logging.Options{Level: "debug", Format: "json"})
 	var seen string
 	h := Middleware(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = logging.RequestID(r.Context())

@@ -60,7 +60,16 @@ func Middleware(log *slog.Logger, h http.Handler) http.Handler {
 					WriteError(sw, Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
 				}
 			}
-			log.InfoContext(ctx, "http request", "method", r.Method, "path", r.URL.Path,
+			// Successful requests log at debug: at thousands of requests per second an info line each
+			// would cost a write per request; failures always log.
+			level := slog.LevelDebug
+			switch status := sw.status(); {
+			case status >= 500:
+				level = slog.LevelWarn
+			case status >= 400:
+				level = slog.LevelInfo
+			}
+			log.Log(ctx, level, "http request", "method", r.Method, "path", r.URL.Path,
 				"status", sw.status(), "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
 		}()
 		h.ServeHTTP(sw, r)
