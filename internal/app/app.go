@@ -53,6 +53,9 @@ type App struct {
 	coord     coord.Coordinator
 	commits   *commits.Log
 	pipes     *pipes.Registry
+	// layers are the components whose constructors already hold resources (the chDB engine, a
+	// Pebble directory); Run releases them even when boot failed before they started.
+	layers []*funcComponent
 	stream    *stream.Service
 }
 
@@ -71,6 +74,9 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 		if c == nil {
 			a.readiness.Up(name)
 			continue
+		}
+		if fc, ok := c.(*funcComponent); ok {
+			a.layers = append(a.layers, fc)
 		}
 		comps = append(comps, readyOnStart{Component: c, readiness: a.readiness})
 	}
@@ -180,7 +186,13 @@ func (a *App) Run(ctx context.Context) error {
 	a.log.Info("wavehouse starting", "instance_id", a.cfg.InstanceID, "roles", a.cfg.Roles.String(),
 		"store", a.cfg.Store.Backend, "mq", a.cfg.MQ.Backend, "cache", a.cfg.Cache.Backend,
 		"dedupe", a.cfg.Dedupe.Backend, "coord", a.cfg.Coord.Backend)
-	return a.lc.run(ctx)
+	err := a.lc.run(ctx)
+	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.ShutdownTimeout.D())
+	defer cancel()
+	for i := len(a.layers) - 1; i >= 0; i-- {
+		_ = a.layers[i].Stop(release) // a no-op for components the lifecycle already stopped
+	}
+	return err
 }
 
 // Started is closed once every component has started; the listener addresses are known then.

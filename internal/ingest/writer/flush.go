@@ -208,6 +208,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 		}
 		if len(dead) == 0 {
 			if err := d.Ack(sctx); err != nil {
+				m.settleFailures.WithLabelValues("ack").Inc()
 				log.Error("ack after insert failed; the frame will be redelivered and inserted again", "error", err, "seq", d.Meta().Seq)
 				continue
 			}
@@ -220,6 +221,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 			}
 			reason := mq.Reason{Code: errorCode(first), Message: strings.Join(reasons, "; "), Attempts: d.Meta().Attempts, LastFailure: w.deps.Now()}
 			if err := dl.DeadLetter(sctx, reason, dead...); err != nil {
+				m.settleFailures.WithLabelValues("dead_letter").Inc()
 				log.Error("dead-lettering failed; the frame will be redelivered", "error", err, "seq", d.Meta().Seq)
 				_ = d.Nak(sctx, w.cfg.BackoffMin)
 				continue
@@ -252,6 +254,7 @@ func (w *Writer) nakAll(ctx context.Context, frames []mq.Delivery, delay time.Du
 	defer cancel()
 	for _, d := range frames {
 		if err := d.Nak(sctx, delay); err != nil {
+			w.deps.Metrics.settleFailures.WithLabelValues("nak").Inc()
 			log.Warn("nak failed; the frame is redelivered after the ack wait", "error", err, "seq", d.Meta().Seq)
 		}
 	}

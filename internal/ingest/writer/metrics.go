@@ -15,6 +15,7 @@ type Metrics struct {
 	deadLettered   *prometheus.CounterVec
 	retries        *prometheus.CounterVec
 	fetchErrors    prometheus.Counter
+	settleFailures *prometheus.CounterVec
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -40,12 +41,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		fetchErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "wavehouse_ingest_fetch_errors_total", Help: "Failed pulls from the queue.",
 		}),
+		settleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_settle_failures_total",
+			Help: "Failed acks, naks and dead-letterings, by operation; each leaves a frame to be redelivered after the ack wait.",
+		}, []string{"op"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors} {
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

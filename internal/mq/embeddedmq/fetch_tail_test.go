@@ -2,6 +2,7 @@ package embeddedmq_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -127,4 +128,51 @@ func TestFetchLosesNoFrameAtPullExpiry(t *testing.T) {
 		t.Fatalf("%d of %d records not fetched within %v (%d later than that): a pull dropped frames that only come back after the ack wait (%v)",
 			missing+late, len(published), bound, late, ackWait)
 	}
+}
+
+// TestFetchCancelledMidPullHandsFramesBack cancels a Fetch while its pull
+// holds a frame (the pull waits for a fuller batch): the frame must be
+// fetchable again at once, not only after the ack wait.
+func TestFetchCancelledMidPullHandsFramesBack(t *testing.T) {
+	q, err := embeddedmq.New(embeddedmq.Config{
+		Dir: t.TempDir(), Sync: embeddedmq.SyncInterval, Partitions: 1, AckWait: 30 * time.Second, TenantMaxBytes: -1,
+	}, embeddedmq.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close(context.Background()) })
+	res, err := q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "x", Payload: []byte("row")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	stop := time.AfterFunc(100*time.Millisecond, cancel)
+	defer stop.Stop()
+	if ds, err := sub.Fetch(ctx, 10, 400*time.Millisecond); !errors.Is(err, context.Canceled) || len(ds) != 0 {
+		t.Fatalf("cancelled fetch: %d deliveries, %v; want none and context.Canceled", len(ds), err)
+	}
+
+	start := time.Now()
+	for time.Since(start) < 5*time.Second {
+		ds, err := sub.Fetch(t.Context(), 10, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Records()[0].Position == res.Position {
+				_ = d.Ack(t.Context())
+				return
+			}
+		}
+	}
+	t.Fatal("frame held by a cancelled fetch not redelivered within 5s (ack wait 30s)")
 }

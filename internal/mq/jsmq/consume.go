@@ -80,41 +80,64 @@ func (s *subscription) Close() error {
 	return nil
 }
 
+// pullSlice bounds one pull request. A long Fetch wait is split into pulls
+// of at most this long so that a Fetch whose ctx ends returns soon after,
+// having waited for the current pull to end instead of abandoning it (see
+// pull).
+const pullSlice = 500 * time.Millisecond
+
 // Fetch implements mq.Subscription.
 func (s *subscription) Fetch(ctx context.Context, max int, wait time.Duration) ([]mq.Delivery, error) {
-	select {
-	case <-s.done:
-		return nil, s.Err()
-	default:
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := s.q.checkConn(); err != nil {
-		if errors.Is(err, mq.ErrClosed) {
-			s.end(mq.ErrClosed)
-			return nil, s.Err()
-		}
-		return nil, err
-	}
 	if max <= 0 {
 		max = 1
 	}
-	if wait < 10*time.Millisecond {
-		wait = 10 * time.Millisecond
+	deadline := time.Now().Add(wait)
+	for {
+		select {
+		case <-s.done:
+			return nil, s.Err()
+		default:
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.q.checkConn(); err != nil {
+			if errors.Is(err, mq.ErrClosed) {
+				s.end(mq.ErrClosed)
+				return nil, s.Err()
+			}
+			return nil, err
+		}
+		pw := min(time.Until(deadline), pullSlice)
+		if pw < 10*time.Millisecond {
+			pw = 10 * time.Millisecond
+		}
+		out, err := s.pull(ctx, max, pw)
+		if err != nil || len(out) > 0 || !time.Now().Before(deadline) {
+			return out, err
+		}
 	}
-	// The pull is bound to a context so that an ending ctx also ends the
-	// client's pull (messages it already carried are redelivered after ack
-	// wait).
-	fctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	batch, err := s.cons.Fetch(max, jetstream.FetchContext(fctx))
+}
+
+// pull sends one pull request that the server expires after wait and reads
+// it to its end.
+//
+// The pull's lifetime is the server's: FetchMaxWait makes the server expire
+// the request after wait and end it with a status message that follows, on
+// the same inbox, every frame it delivered to the request, and the client
+// listens until that status (or a grace second after wait). A pull bound to
+// a context deadline instead (jetstream.FetchContext) stops listening at the
+// deadline while the server may still be delivering to the request: a frame
+// delivered then is dropped by the client unacknowledged and only comes back
+// after the ack wait — the "last rows stall for ~26 s" bug. For the same
+// reason an ending ctx does not abandon the pull: it is read to its end
+// (at most wait plus the grace second) and its frames are handed back with a
+// nak, so they are redelivered at once rather than after the ack wait.
+func (s *subscription) pull(ctx context.Context, max int, wait time.Duration) ([]mq.Delivery, error) {
+	batch, err := s.cons.Fetch(max, jetstream.FetchMaxWait(wait))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		}
-		if fctx.Err() != nil {
-			return nil, nil
 		}
 		return nil, s.fetchErr(err)
 	}
@@ -129,8 +152,12 @@ func (s *subscription) Fetch(ctx context.Context, max int, wait time.Duration) (
 		}
 		out = append(out, d)
 	}
-	if ctx.Err() != nil && len(out) == 0 {
-		return nil, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		nctx := context.WithoutCancel(ctx)
+		for _, d := range out {
+			_ = d.Nak(nctx, 0)
+		}
+		return nil, err
 	}
 	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 		if len(out) > 0 {
