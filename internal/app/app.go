@@ -56,7 +56,7 @@ type App struct {
 	// layers are the components whose constructors already hold resources (the chDB engine, a
 	// Pebble directory); Run releases them even when boot failed before they started.
 	layers []*funcComponent
-	stream    *stream.Service
+	stream *stream.Service
 }
 
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
