@@ -3,7 +3,6 @@ package idempotency
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 )
@@ -11,14 +10,9 @@ import (
 // TestKeyNewAgainAfterRetention requires a key whose recorded response has expired to be new
 // again: a request reusing it with another body is processed and its rows land in ClickHouse.
 // With the default retention (24 h) the queue's 2 min duplicate window has long passed by then;
-// this test uses a 1 s retention, inside that window, which is where it goes wrong today (the
-// queue drops the second publish as a duplicate of the first and the 202 is a lie), so it runs
-// only with WH_TEST_IDEM_KNOWN_BUGS=1 until retention is validated against the window or the
-// queue message id folds in the body fingerprint.
+// this test uses a 1 s retention, inside that window, so the second publish must not be taken
+// for a duplicate of the first (the queue message id folds in the body fingerprint).
 func TestKeyNewAgainAfterRetention(t *testing.T) {
-	if os.Getenv("WH_TEST_IDEM_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: a key reused after a retention shorter than the queue's duplicate window is dropped; set WH_TEST_IDEM_KNOWN_BUGS=1")
-	}
 	g := newGateway(t, backends{}, func(c *gatewayConfig) { c.Retention = "1s" })
 	const table = "expiry"
 	g.sql(t, fmt.Sprintf(eventsDDL, table))
