@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -111,6 +110,8 @@ func (a *App) build(name string) (Component, error) {
 		return a.buildIngest()
 	case compSweeper:
 		return a.buildSweeper()
+	case compSettings:
+		return a.buildSettings()
 	case compAPI:
 		h, err := a.apiHandler()
 		if err != nil {
@@ -137,12 +138,7 @@ func (a *App) apiHandler() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := pipes.NewRegistry(filepath.Join(a.cfg.SettingsDir, "pipes"))
-	if err != nil {
-		return nil, fmt.Errorf("settings_dir: %w", err)
-	}
-	a.pipes = reg
-	ph, err := pipes.NewHandler(pipes.Deps{Pipes: reg, Query: q})
+	ph, err := pipes.NewHandler(pipes.Deps{Pipes: a.pipes, Query: q})
 	if err != nil {
 		return nil, err
 	}

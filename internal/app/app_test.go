@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -35,7 +36,13 @@ func testConfig(t *testing.T) config.Config {
 // startApp runs an App until the test ends and returns it once every component has started.
 func startApp(t *testing.T, cfg config.Config) *App {
 	t.Helper()
-	a, err := New(cfg, quietLog())
+	return startAppWithLog(t, cfg, quietLog())
+}
+
+// startAppWithLog is startApp with the given logger.
+func startAppWithLog(t *testing.T, cfg config.Config, log *slog.Logger) *App {
+	t.Helper()
+	a, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

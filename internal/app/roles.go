@@ -5,28 +5,29 @@ import "github.com/wavehouse/wavehouse/internal/config"
 // The components a process can run. Layers come first so that features find them up; the API
 // listener comes last so that no request arrives before everything it needs has started.
 const (
-	compOps     = "ops"
-	compStore   = "store"
-	compMQ      = "mq"
-	compCache   = "cache"
-	compDedupe  = "dedupe"
-	compCoord   = "coord"
-	compIngest  = "ingest"
-	compSweeper = "sweeper"
-	compAPI     = "api"
+	compOps      = "ops"
+	compStore    = "store"
+	compMQ       = "mq"
+	compCache    = "cache"
+	compDedupe   = "dedupe"
+	compCoord    = "coord"
+	compSettings = "settings"
+	compIngest   = "ingest"
+	compSweeper  = "sweeper"
+	compAPI      = "api"
 )
 
 // startOrder is the one place that orders components: start in this order, stop in reverse.
 // The ops listener starts first and stops last, so probes answer during boot and shutdown.
 func startOrder() []string {
-	return []string{compOps, compStore, compMQ, compCache, compDedupe, compCoord, compIngest, compSweeper, compAPI}
+	return []string{compOps, compStore, compMQ, compCache, compDedupe, compCoord, compSettings, compIngest, compSweeper, compAPI}
 }
 
 // roleNeeds says which components each role needs besides the ops listener.
 func roleNeeds(r config.Role) []string {
 	switch r {
 	case config.RoleAPI:
-		return []string{compStore, compMQ, compCache, compDedupe, compAPI}
+		return []string{compStore, compMQ, compCache, compDedupe, compSettings, compAPI}
 	case config.RoleIngest:
 		return []string{compStore, compMQ, compCache, compIngest}
 	case config.RoleSweeper:

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPipesReloadWithoutRestart adds a pipe to settings_dir/pipes while the process runs, then
+// breaks it: the pipe is served once written, and a directory that no longer loads keeps the
+// previous pipes in force.
+func TestPipesReloadWithoutRestart(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SettingsDir = t.TempDir()
+	dir := filepath.Join(cfg.SettingsDir, "pipes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	a := startAppWithLog(t, cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	base := "http://" + a.APIAddr()
+	if r := call(t, "GET", base+"/v1/pipes", "", ""); r.code != 200 || strings.Contains(r.raw, "plus") {
+		t.Fatalf("before: %d %s", r.code, r.raw)
+	}
+	pipe := "-- @param x UInt32 required a number\nSELECT {x:UInt32} + 1 AS y\n"
+	if err := os.WriteFile(filepath.Join(dir, "plus.sql"), []byte(pipe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		return strings.Contains(call(t, "GET", base+"/v1/pipes/plus?x=41", "", "").raw, `"y":42`)
+	})
+	if err := os.WriteFile(filepath.Join(dir, "broken.sql"), []byte("-- @param\nDROP TABLE x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "settings reload refused") })
+	if r := call(t, "GET", base+"/v1/pipes/plus?x=1", "", ""); !strings.Contains(r.raw, `"y":2`) {
+		t.Fatalf("an invalid edit replaced the served pipes: %d %s", r.code, r.raw)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
