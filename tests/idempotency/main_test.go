@@ -6,10 +6,8 @@ package idempotency
 
 import (
 	"fmt"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -22,29 +20,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if p := os.Getenv("WH_TEST_WAVEHOUSE_BIN"); p != "" {
-		binaryPath = p
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "wh-idempotency-bin-")
+	path, cleanup, err := gatewaybin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "idempotency:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	binaryPath = filepath.Join(dir, "wavehouse")
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	mod := strings.TrimSpace(string(out))
-	if err != nil || mod == "" || mod == os.DevNull {
-		fmt.Fprintln(os.Stderr, "idempotency: not inside the wavehouse module:", err)
-		return 1
-	}
-	cmd := exec.Command("go", "build", "-o", binaryPath, "./cmd/wavehouse")
-	cmd.Dir = filepath.Dir(mod)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "idempotency: building the wavehouse binary:", err)
-		return 1
-	}
+	defer cleanup()
+	binaryPath = path
 	return m.Run()
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"net"
 	"net/http"
 	"os"
@@ -161,7 +162,7 @@ func (g *gateway) start(t *testing.T) {
 	cmd := exec.Command(binaryPath, "serve", "--config", g.cfgPath)
 	cmd.Dir = g.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = gatewayEnv()
+	cmd.Env = gatewaybin.Env()
 	if err := cmd.Start(); err != nil {
 		g.mu.Unlock()
 		logf.Close()
@@ -194,19 +195,6 @@ func (g *gateway) start(t *testing.T) {
 			}
 		}
 	}
-}
-
-// gatewayEnv is the environment of a gateway process: the test's own, minus WH_* variables
-// other than the test tooling's, which would otherwise override the generated config.
-func gatewayEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "WH_") && !strings.HasPrefix(kv, "WH_TEST_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // stop shuts the process down gracefully (SIGTERM), killing it if it outlives the deadline.

@@ -5,10 +5,8 @@ package integration
 
 import (
 	"fmt"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -22,29 +20,13 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "wh-integration-bin-")
+	path, cleanup, err := gatewaybin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	if p := os.Getenv("WH_TEST_WAVEHOUSE_BIN"); p != "" {
-		binaryPath = p
-	} else {
-		binaryPath = filepath.Join(dir, "wavehouse")
-		root, err := moduleRoot()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "integration:", err)
-			return 1
-		}
-		cmd := exec.Command("go", "build", "-o", binaryPath, "./cmd/wavehouse")
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "integration: building the wavehouse binary:", err)
-			return 1
-		}
-	}
+	defer cleanup()
+	binaryPath = path
 	code := m.Run()
 	if code == 0 {
 		// Every gateway, server and client a test started must be gone with it.
@@ -54,17 +36,4 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-// moduleRoot returns the directory of the repository's go.mod.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("not inside the wavehouse module")
-	}
-	return filepath.Dir(mod), nil
 }

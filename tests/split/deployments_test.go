@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"io"
 	"io/fs"
 	"os"
@@ -84,7 +85,7 @@ func generateManifests(t *testing.T, format string) []byte {
 	args := []string{"mq", "manifests", "--format", format, "--prefix", deployPrefix,
 		"--partitions", strconv.Itoa(deployPartitions), "--replicas", strconv.Itoa(deployReplicas)}
 	cmd := exec.CommandContext(t.Context(), binaryPath, args...)
-	cmd.Env = processEnv()
+	cmd.Env = gatewaybin.Env()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

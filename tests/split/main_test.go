@@ -6,10 +6,9 @@ package split
 
 import (
 	"fmt"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -26,30 +25,19 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	root, err := moduleRoot()
+	root, err := gatewaybin.ModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "split:", err)
 		return 1
 	}
 	repoRoot = root
-	dir, err := os.MkdirTemp("", "wh-split-bin-")
+	path, cleanup, err := gatewaybin.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "split:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	if p := os.Getenv("WH_TEST_WAVEHOUSE_BIN"); p != "" {
-		binaryPath = p
-	} else {
-		binaryPath = filepath.Join(dir, "wavehouse")
-		cmd := exec.Command("go", "build", "-o", binaryPath, "./cmd/wavehouse")
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "split: building the wavehouse binary:", err)
-			return 1
-		}
-	}
+	defer cleanup()
+	binaryPath = path
 	code := m.Run()
 	if code == 0 {
 		// The load clients, lease monitors and process waiters must all have ended.
@@ -61,19 +49,6 @@ func run(m *testing.M) int {
 	return code
 }
 
-// moduleRoot returns the directory of the repository's go.mod.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("not inside the wavehouse module")
-	}
-	return filepath.Dir(mod), nil
-}
-
 // runBinary runs the wavehouse binary with args and extra environment variables (KEY=VALUE),
 // returning its exit code and combined output. WH_* variables of the test's own environment
 // are dropped so that they cannot override the config under test.
@@ -81,7 +56,7 @@ func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), binaryPath, args...)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(processEnv(), env...)
+	cmd.Env = append(gatewaybin.Env(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -90,17 +65,4 @@ func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 		t.Fatalf("running %s %q: %v", binaryPath, args, err)
 	}
 	return 0, string(out)
-}
-
-// processEnv is the environment of a wavehouse process: the test's own, minus WH_* variables
-// other than the test tooling's, which would otherwise override the generated config.
-func processEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "WH_") && !strings.HasPrefix(kv, "WH_TEST_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }

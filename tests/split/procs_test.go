@@ -3,6 +3,7 @@ package split
 import (
 	"context"
 	"fmt"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"net"
 	"net/http"
 	"os"
@@ -195,7 +196,7 @@ func (p *proc) start(t *testing.T) {
 	cmd := exec.Command(binaryPath, "serve", "--config", p.cfgPath)
 	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = processEnv()
+	cmd.Env = gatewaybin.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		p.mu.Unlock()

@@ -2,6 +2,7 @@ package split
 
 import (
 	"context"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +112,7 @@ func runServe(t *testing.T, path string) (int, string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binaryPath, "serve", "--config", path)
 	cmd.Dir = t.TempDir()
-	cmd.Env = processEnv()
+	cmd.Env = gatewaybin.Env()
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("serve did not exit within a minute (it should refuse to boot):\n%s", out)
