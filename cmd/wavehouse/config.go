@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/wavehouse/wavehouse/internal/app"
 )
 
 const configUsage = `usage: wavehouse config check [--config FILE]
 
-Validates the boot config (and the settings directory, once configured), prints the effective
-config as YAML with secrets redacted, and every warning. Exit 0 valid, 1 invalid, 2 usage.
+Validates the boot config and the settings directory (tenants, API keys, limits, pipes) as a
+booting process would, prints the effective config as YAML with secrets redacted, a summary of the
+settings (never a key or password), and every warning. Exit 0 valid, 1 invalid, 2 usage.
 `
 
 func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
@@ -32,13 +35,27 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 1
 	}
+	snap, err := app.LoadSettings(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "settings_dir %s: %v\n", cfg.SettingsDir, err)
+		return 1
+	}
+	_, accessWarning, err := app.CheckAccess(cfg, snap)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return 1
+	}
 	out, err := cfg.YAML()
 	if err != nil {
 		fmt.Fprintf(stderr, "config check: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "# effective configuration (secrets redacted)\n%s", out)
+	fmt.Fprintf(stdout, "# settings: %d tenants, %d API keys, %d shared pipes\n", len(snap.TenantNames()), snap.KeyCount(), len(snap.SharedPipes()))
 	warnings := cfg.Warnings()
+	if accessWarning != "" {
+		warnings = append(warnings, accessWarning)
+	}
 	if len(warnings) == 0 {
 		fmt.Fprintln(stdout, "# no warnings")
 	}

@@ -12,18 +12,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
-
-// DefaultTenant is the tenant of every request until API keys map credentials to tenants.
-const DefaultTenant = "default"
 
 // Schema reads table columns through a cache that can be refreshed.
 type Schema interface {
@@ -77,8 +76,16 @@ type Deps struct {
 	Commits     CommitWaiter
 	Dedupe      dedupe.Store
 	Invalidator Invalidator
-	Registerer  prometheus.Registerer
-	Log         *slog.Logger
+	// Auth authenticates every route and says which tenant a request acts as; required.
+	Auth *auth.Authenticator
+	// Limits applies the tenants' rate and concurrency limits; required.
+	Limits *limits.Limiter
+	// Retention returns a tenant's Idempotency-Key retention (0: Config.Idempotency.Retention).
+	Retention func(tenant string) time.Duration
+	// SettingsReload serves POST /v1/ops/settings/reload; nil leaves the route out.
+	SettingsReload http.Handler
+	Registerer     prometheus.Registerer
+	Log            *slog.Logger
 }
 
 // API serves the public routes.
@@ -90,8 +97,8 @@ type API struct {
 
 // New returns the API; it starts nothing.
 func New(cfg Config, deps Deps) (*API, error) {
-	if deps.Store == nil || deps.Schema == nil || deps.Targets == nil || deps.Queue == nil || deps.Query == nil {
-		return nil, errors.New("api: Store, Schema, Targets, Queue and Query are required")
+	if deps.Store == nil || deps.Schema == nil || deps.Targets == nil || deps.Queue == nil || deps.Query == nil || deps.Auth == nil || deps.Limits == nil {
+		return nil, errors.New("api: Store, Schema, Targets, Queue, Query, Auth and Limits are required")
 	}
 	if cfg.WaitTimeout <= 0 {
 		cfg.WaitTimeout = 10 * time.Second
@@ -115,30 +122,43 @@ func New(cfg Config, deps Deps) (*API, error) {
 	return &API{cfg: cfg, deps: deps, metrics: m}, nil
 }
 
-// Routes registers the API's routes on mux.
-func (a *API) Routes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/ingest/{table}", a.ingest)
-	mux.HandleFunc("POST /v1/query", a.query)
+// Routes registers the API's routes on mux, each behind the authentication and authorization
+// rule auth.Routes gives its pattern and the tenant's request-rate limit. A pattern without a rule
+// is an error, so that no route is ever served unguarded.
+func (a *API) Routes(mux *http.ServeMux) error {
+	routes := map[string]http.HandlerFunc{
+		"POST /v1/ingest/{table}":         a.ingest,
+		"POST /v1/query":                  a.query,
+		"GET /v1/tables":                  a.listTables,
+		"GET /v1/tables/{table}":          a.getTable,
+		"POST /v1/ops/sql":                a.opsSQL,
+		"GET /v1/ops/dlq":                 a.dlqCounts,
+		"GET /v1/ops/dlq/{table}":         a.dlqList,
+		"POST /v1/ops/dlq/{table}/replay": a.dlqReplay,
+		"DELETE /v1/ops/dlq/{table}":      a.dlqPurge,
+	}
 	if a.deps.Pipes != nil {
-		mux.HandleFunc("GET /v1/pipes", func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) })
-		mux.HandleFunc("GET /v1/pipes/{name}", a.pipe)
-		mux.HandleFunc("POST /v1/pipes/{name}", a.pipe)
+		routes["GET /v1/pipes"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) }
+		routes["GET /v1/pipes/{name}"] = a.pipe
+		routes["POST /v1/pipes/{name}"] = a.pipe
 	}
 	if a.deps.Stream != nil {
-		mux.HandleFunc("GET /v1/stream/{table}", func(w http.ResponseWriter, r *http.Request) { a.deps.Stream.ServeHTTP(w, r, a.tenant(r)) })
+		routes["GET /v1/stream/{table}"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Stream.ServeHTTP(w, r, a.tenant(r)) }
 	}
-	mux.HandleFunc("GET /v1/tables", a.listTables)
-	mux.HandleFunc("GET /v1/tables/{table}", a.getTable)
-	mux.HandleFunc("POST /v1/ops/sql", a.opsSQL)
-	mux.HandleFunc("GET /v1/ops/dlq", a.dlqCounts)
-	mux.HandleFunc("GET /v1/ops/dlq/{table}", a.dlqList)
-	mux.HandleFunc("POST /v1/ops/dlq/{table}/replay", a.dlqReplay)
-	mux.HandleFunc("DELETE /v1/ops/dlq/{table}", a.dlqPurge)
+	if a.deps.SettingsReload != nil {
+		routes["POST /v1/ops/settings/reload"] = a.deps.SettingsReload.ServeHTTP
+	}
+	for pattern, h := range routes {
+		if err := a.deps.Auth.Handle(mux, pattern, a.deps.Limits.Requests(h)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// tenant returns the request's tenant. Until API keys exist every request is the default tenant;
-// it is never taken from a header the client chooses.
-func (a *API) tenant(*http.Request) string { return DefaultTenant }
+// tenant returns the request's tenant, which auth derived from its credential; it is never taken
+// from a header the client chooses.
+func (a *API) tenant(r *http.Request) string { return auth.TenantFromContext(r.Context()) }
 
 // target resolves the request's tenant, writing the error response when it cannot.
 func (a *API) target(w http.ResponseWriter, tenant string) (store.Target, bool) {
@@ -170,12 +190,44 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	release, ok := a.querySlot(w, r, tenant)
+	if !ok {
+		return
+	}
+	defer release()
 	a.deps.Query.ServeHTTP(w, r, tenant, target)
 }
 
 func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
 	tenant := a.tenant(r)
-	if target, ok := a.target(w, tenant); ok {
-		a.deps.Pipes.ServeHTTP(w, r, tenant, target)
+	target, ok := a.target(w, tenant)
+	if !ok {
+		return
 	}
+	release, ok := a.querySlot(w, r, tenant)
+	if !ok {
+		return
+	}
+	defer release()
+	a.deps.Pipes.ServeHTTP(w, r, tenant, target)
+}
+
+// querySlot takes one of the tenant's concurrent-query slots, answering 429 when none is free.
+func (a *API) querySlot(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {
+	release, d := a.deps.Limits.AcquireQuery(r.Context(), tenant)
+	if !d.Allowed {
+		limits.Reject(w, d)
+		return nil, false
+	}
+	return release, true
+}
+
+// retention is how long tenant's Idempotency-Keys are remembered.
+func (a *API) retention(tenant string) time.Duration {
+	if a.deps.Retention != nil {
+		if d := a.deps.Retention(tenant); d > 0 {
+			return d
+		}
+	}
+	return a.cfg.Idempotency.Retention
 }

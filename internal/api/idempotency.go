@@ -105,7 +105,7 @@ func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) {
 	if retryable(status) {
 		err = a.deps.Dedupe.Release(ctx, c.key, c.token)
 	} else {
-		err = a.deps.Dedupe.Commit(ctx, c.key, c.token, dedupe.Response{Status: status, Body: body}, a.cfg.Idempotency.Retention)
+		err = a.deps.Dedupe.Commit(ctx, c.key, c.token, dedupe.Response{Status: status, Body: body}, a.retention(c.key.Tenant))
 	}
 	if err != nil {
 		// The lease lapses by itself; the queue's duplicate window still covers a retry.

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
@@ -94,6 +96,13 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_rows", Message: "no row of the request is valid",
 			Details: request.InvalidRows{Total: res.Total, Rejected: res.Rejected, ErrorCount: res.ErrorCount, Errors: res.Errors}})
 		return
+	}
+	if p, ok := auth.FromContext(ctx); ok {
+		if d := a.deps.Limits.AllowRows(ctx, tenant, p.KeyID, res.Accepted); !d.Allowed {
+			outcome = "limited"
+			limits.Reject(w, d)
+			return
+		}
 	}
 	data, err := payload.Encode(res.Segments)
 	if err != nil {

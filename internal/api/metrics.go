@@ -16,7 +16,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "wavehouse_ingest_request_duration_seconds", Help: "Ingest request latency by outcome (accepted, rejected, error).",
+			Name: "wavehouse_ingest_request_duration_seconds", Help: "Ingest request latency by outcome (accepted, replayed, rejected, limited, error).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"outcome"}),
 		rowsAccepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_ingest_rows_accepted_total", Help: "Rows accepted into the queue."}),

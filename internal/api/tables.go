@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
@@ -60,13 +61,16 @@ func (a *API) listTables(w http.ResponseWriter, r *http.Request) {
 		Engine string `json:"engine"`
 	}
 	tables := []tableView{}
+	p, _ := auth.FromContext(r.Context())
 	for rows.Next() {
 		var pair [2]string
 		if err := json.Unmarshal(rows.Row(), &pair); err != nil {
 			httpx.WriteError(w, httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()})
 			return
 		}
-		tables = append(tables, tableView{Name: pair[0], Engine: pair[1]})
+		if p.AllowsTable(pair[0]) { // a key restricted to tables sees only those
+			tables = append(tables, tableView{Name: pair[0], Engine: pair[1]})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		a.storeError(w, err, "")

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wavehouse/wavehouse/internal/api"
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/coord"
@@ -20,13 +21,16 @@ import (
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
+	"github.com/wavehouse/wavehouse/internal/settings"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
+	"github.com/wavehouse/wavehouse/internal/store/tenantstore"
 	"github.com/wavehouse/wavehouse/internal/stream"
 )
 
@@ -51,7 +55,11 @@ type App struct {
 	dedupe    dedupe.Store
 	coord     coord.Coordinator
 	commits   *commits.Log
-	pipes     *pipes.Registry
+	pipes     *pipes.Live
+	router    *tenantstore.Router
+	settings  *settings.Manager
+	authn     *auth.Authenticator
+	limiter   *limits.Limiter
 	// layers are the components whose constructors already hold resources (the chDB engine, a
 	// Pebble directory); Run releases them even when boot failed before they started.
 	layers []*funcComponent
@@ -61,6 +69,14 @@ type App struct {
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
 // Validate.
 func New(cfg config.Config, log *slog.Logger) (*App, error) {
+	// The secure default is checked before any backend is touched, so a refused boot says why.
+	snap, err := LoadSettings(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("settings_dir %s: %w", cfg.SettingsDir, err)
+	}
+	if _, _, err := CheckAccess(cfg, snap); err != nil {
+		return nil, err
+	}
 	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16)}
 	names := componentsFor(cfg.Roles)
 	a.readiness = ops.NewReadiness(names...)
@@ -149,9 +165,13 @@ func (a *App) apiHandler() (http.Handler, error) {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
 	a.stream = st
+	if err := a.buildAccess(); err != nil {
+		return nil, err
+	}
 	deps := api.Deps{
-		Query: q, Pipes: ph, Stream: st, Store: a.store, Schema: a.schema, Targets: staticTargets{a.database}, Queue: a.queue, DLQ: a.queue.DLQ(),
-		Invalidator: cacheInvalidator{a}, Registerer: a.reg, Log: a.log,
+		Query: q, Pipes: ph, Stream: st, Store: a.store, Schema: a.schema, Targets: tenantTargets{a}, Queue: a.queue, DLQ: a.queue.DLQ(),
+		Invalidator: cacheInvalidator{a}, Auth: a.authn, Limits: a.limiter, Retention: a.retention,
+		SettingsReload: a.settings.ReloadHandler(), Registerer: a.reg, Log: a.log,
 	}
 	if a.cfg.Roles.Has(config.RoleIngest) {
 		deps.Commits = a.commits // settlements are only seen in the process that inserts
@@ -168,7 +188,9 @@ func (a *App) apiHandler() (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	h.Routes(mux)
+	if err := h.Routes(mux); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("/", httpx.NotFound)
 	return httpx.Middleware(a.log, mux), nil
 }

@@ -19,7 +19,7 @@ func (a *App) buildIngest() (Component, error) {
 	w, err := writer.New(cfg, writer.Deps{
 		Consumer: a.queue,
 		Store:    a.store,
-		Targets:  staticTargets{a.database},
+		Targets:  tenantTargets{a},
 		Schema:   a.schema,
 		Metrics:  m,
 		Log:      a.log.With("component", compIngest),

@@ -29,7 +29,7 @@ func roleNeeds(r config.Role) []string {
 	case config.RoleAPI:
 		return []string{compStore, compMQ, compCache, compDedupe, compSettings, compAPI}
 	case config.RoleIngest:
-		return []string{compStore, compMQ, compCache, compIngest}
+		return []string{compStore, compMQ, compCache, compSettings, compIngest}
 	case config.RoleSweeper:
 		return []string{compMQ, compCoord, compDedupe, compSweeper}
 	}

@@ -2,44 +2,147 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
+	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
+	"github.com/wavehouse/wavehouse/internal/settings"
+	"github.com/wavehouse/wavehouse/internal/store"
 )
 
-// settingsPoll is how often the settings directory is read again.
-const settingsPoll = 2 * time.Second
-
-// buildSettings loads the pipes under settings_dir/pipes and reloads them while the process
-// runs, so an added or edited pipe is served without a restart. A directory that no longer
-// loads keeps the previous pipes in force, and the problem is logged once.
+// buildSettings loads settings_dir (tenants, API keys, limits, pipes) and keeps it current: the
+// manager polls the directory, and SIGHUP or POST /v1/ops/settings/reload reload it at once. A
+// change is applied as a whole (pipes, tenant stores, keys, limits) or refused, and the previous
+// settings stay in force.
 func (a *App) buildSettings() (Component, error) {
-	reg, err := pipes.NewRegistry(filepath.Join(a.cfg.SettingsDir, "pipes"))
-	if err != nil {
-		return nil, fmt.Errorf("settings_dir: %w", err)
+	mgr, err := settings.New(settings.Config{Dir: a.cfg.SettingsDir, PollInterval: a.cfg.SettingsPollInterval.D()}, settings.Deps{
+		Log:      a.log.With("component", compSettings),
+		Check:    checkPipes,
+		OnChange: func(_, cur *settings.Snapshot) { a.applySettings(cur) },
+	})
+	if errors.Is(err, os.ErrNotExist) && a.cfg.SettingsDir != "" {
+		// A missing directory is an empty one: the laptop default needs no settings at all.
+		mgr, err = settings.New(settings.Config{PollInterval: a.cfg.SettingsPollInterval.D()}, settings.Deps{})
 	}
-	a.pipes = reg
+	if err != nil {
+		return nil, fmt.Errorf("settings_dir %s: %w", a.cfg.SettingsDir, err)
+	}
+	a.settings = mgr
+	a.pipes = &pipes.Live{}
+	a.applyPipes(mgr.Current())
+	if err := a.router.Apply(mgr.Current()); err != nil {
+		return nil, err
+	}
+	start := func(ctx context.Context) error {
+		a.createDatabases(ctx, mgr.Current())
+		return nil
+	}
 	run := func(ctx context.Context) error {
-		t := time.NewTicker(settingsPoll)
-		defer t.Stop()
-		last := ""
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
-			msg := ""
-			if err := reg.Reload(); err != nil {
-				msg = err.Error()
-			}
-			if msg != last && msg != "" {
-				a.log.Error("settings reload refused; the previous pipes stay in force", "error", msg)
-			}
-			last = msg
+		go a.reloadOnSIGHUP(ctx)
+		return mgr.Run(ctx)
+	}
+	return newComponent(compSettings, start, run, mgr.Close), nil
+}
+
+// checkPipes refuses settings whose pipes do not parse.
+func checkPipes(s *settings.Snapshot) []settings.Finding {
+	_, findings := pipes.FromSettings(s)
+	return findings
+}
+
+// applySettings makes a reloaded snapshot effective in every component that derives state from
+// it; keys and limits read the manager directly.
+func (a *App) applySettings(cur *settings.Snapshot) {
+	a.applyPipes(cur)
+	if err := a.router.Apply(cur); err != nil {
+		a.log.Error("tenant store not opened; the tenant keeps its previous store", "error", err.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	go func() {
+		defer cancel()
+		a.createDatabases(ctx, cur)
+	}()
+}
+
+func (a *App) applyPipes(cur *settings.Snapshot) {
+	t, _ := pipes.FromSettings(cur) // findings already refused the snapshot
+	a.pipes.Store(t)
+}
+
+// createDatabases creates each tenant's database, so a new tenant can create its tables through
+// /v1/ops/sql at once. A failure (a server that is down, a user without the grant) is logged and
+// only that tenant is affected.
+func (a *App) createDatabases(ctx context.Context, snap *settings.Snapshot) {
+	for _, name := range snap.TenantNames() {
+		t, _ := snap.Tenant(name)
+		if t.Database == "default" {
+			continue
+		}
+		err := a.store.Exec(ctx, store.Target{Tenant: name, Database: "default"}, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(t.Database))
+		if err != nil {
+			a.log.Warn("tenant database not created", "tenant", name, "database", t.Database, "error", err.Error())
 		}
 	}
-	return newComponent(compSettings, nil, run, nil), nil
+}
+
+// reloadOnSIGHUP reloads the settings directory and the operator key on every SIGHUP.
+func (a *App) reloadOnSIGHUP(ctx context.Context) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	defer signal.Stop(ch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+		a.log.Info("SIGHUP: reloading settings")
+		_, _ = a.settings.Reload(ctx) // the outcome is logged by the manager
+		if a.authn != nil {
+			if err := a.authn.ReloadOperatorKey(); err != nil {
+				a.log.Error("operator key not reloaded; the previous key stays in force", "error", err.Error())
+			}
+		}
+	}
+}
+
+// tenantTargets resolves a tenant to its database from the settings in force. The anonymous
+// tenant, when it has no settings file, uses the boot database.
+type tenantTargets struct{ a *App }
+
+func (t tenantTargets) Target(tenant string) (store.Target, error) {
+	if s := t.a.settings; s != nil {
+		if ten, ok := s.Current().Tenant(tenant); ok {
+			return store.Target{Tenant: tenant, Database: ten.Database}, nil
+		}
+	}
+	if tenant == auth.DefaultAnonymousTenant {
+		return store.Target{Tenant: tenant, Database: t.a.database}, nil
+	}
+	return store.Target{}, fmt.Errorf("tenant %q is not in the settings", tenant)
+}
+
+// LoadSettings loads and checks cfg's settings directory the way a booting process does (a
+// missing directory is empty), for `wavehouse config check`.
+func LoadSettings(cfg config.Config) (*settings.Snapshot, error) {
+	if cfg.SettingsDir == "" {
+		return settings.Empty(), nil
+	}
+	snap, err := settings.Load(cfg.SettingsDir, time.Now())
+	if errors.Is(err, os.ErrNotExist) {
+		return settings.Empty(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f := checkPipes(snap); len(f) > 0 {
+		return nil, &settings.InvalidError{Findings: f}
+	}
+	return snap, nil
 }

@@ -63,10 +63,16 @@ func (s *syncBuffer) String() string {
 
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitUntilFor(t, 20*time.Second, cond)
+}
+
+// waitUntilFor polls cond until it holds, failing the test after d.
+func waitUntilFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
+			t.Fatalf("condition not met within %s", d)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wavehouse/wavehouse/internal/settings"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 	"github.com/wavehouse/wavehouse/internal/store/storemetrics"
+	"github.com/wavehouse/wavehouse/internal/store/tenantstore"
 )
 
 // buildStore opens the selected store backend and the schema cache in front of it.
@@ -42,7 +44,8 @@ func (a *App) buildStore() (Component, error) {
 	default:
 		return nil, fmt.Errorf("store.backend %q is not built in", c.Backend)
 	}
-	s, err := storemetrics.Wrap(s, a.reg)
+	a.router = tenantstore.New(s, a.openTenantStore, a.log.With("component", compStore))
+	s, err := storemetrics.Wrap(a.router, a.reg)
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +63,17 @@ func (a *App) buildStore() (Component, error) {
 	return newComponent(compStore, start, nil, s.Close), nil
 }
 
-// staticTargets maps every tenant to the configured database until tenants own their own.
-type staticTargets struct{ database string }
-
-func (t staticTargets) Target(tenant string) (store.Target, error) {
-	return store.Target{Tenant: tenant, Database: t.database}, nil
+// openTenantStore opens the store of a tenant whose settings name its own ClickHouse server:
+// the boot clickhouse settings (timeouts, pool size, TLS) with the tenant's addresses and
+// credentials. It connects on first use.
+func (a *App) openTenantStore(tenant string, t settings.Target) (store.Store, error) {
+	ch := a.cfg.Store.ClickHouse
+	cfg := clickhousestore.Config{DialTimeout: ch.DialTimeout.D(), MaxOpenConns: ch.MaxOpenConns}
+	cfg.Addr = t.Addrs
+	cfg.Username = t.User
+	cfg.PasswordFile = t.PasswordFile
+	cfg.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}
+	return clickhousestore.New(cfg, clickhousestore.Deps{Logger: a.log.With("tenant", tenant)})
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "\\`") + "`" }

@@ -33,6 +33,7 @@ func Routes() map[string]Rule {
 	return map[string]Rule{
 		"POST /v1/ingest/{table}":         ingest,
 		"POST /v1/query":                  query,
+		"GET /v1/pipes":                   query,
 		"GET /v1/pipes/{name}":            query,
 		"POST /v1/pipes/{name}":           query,
 		"GET /v1/stream/{table}":          {Scope: ScopeStream, TableParam: "table"},

@@ -5,24 +5,26 @@ package config
 
 // Config is the boot configuration of one wavehouse process.
 type Config struct {
-	Server          Server      `yaml:"server" env-prefix:"WH_SERVER_"`
-	Ops             Ops         `yaml:"ops" env-prefix:"WH_OPS_"`
-	DataDir         string      `yaml:"data_dir" env:"WH_DATA_DIR" env-description:"Directory for embedded backends' data (queue, chDB, dedupe)."`
-	SettingsDir     string      `yaml:"settings_dir" env:"WH_SETTINGS_DIR" env-description:"Directory of hot-reloaded settings: pipes/*.sql (named SQL templates) today, tenants and keys next."`
-	Roles           Roles       `yaml:"roles" env:"WH_ROLES" env-description:"Roles this process runs: any of api, ingest, sweeper (comma-separated)."`
-	InstanceID      string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
-	ShutdownTimeout Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
-	Log             Log         `yaml:"log" env-prefix:"WH_LOG_"`
-	Auth            Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
-	Idempotency     Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
-	Ingest          Ingest      `yaml:"ingest" env-prefix:"WH_INGEST_"`
-	Stream          Stream      `yaml:"stream" env-prefix:"WH_STREAM_"`
-	Sweeper         Sweeper     `yaml:"sweeper" env-prefix:"WH_SWEEPER_"`
-	Store           Store       `yaml:"store" env-prefix:"WH_STORE_"`
-	MQ              MQ          `yaml:"mq" env-prefix:"WH_MQ_"`
-	Cache           Cache       `yaml:"cache" env-prefix:"WH_CACHE_"`
-	Dedupe          Dedupe      `yaml:"dedupe" env-prefix:"WH_DEDUPE_"`
-	Coord           Coord       `yaml:"coord" env-prefix:"WH_COORD_"`
+	Server               Server      `yaml:"server" env-prefix:"WH_SERVER_"`
+	Ops                  Ops         `yaml:"ops" env-prefix:"WH_OPS_"`
+	DataDir              string      `yaml:"data_dir" env:"WH_DATA_DIR" env-description:"Directory for embedded backends' data (queue, chDB, dedupe)."`
+	SettingsDir          string      `yaml:"settings_dir" env:"WH_SETTINGS_DIR" env-description:"Directory of hot-reloaded settings: tenants/<tenant>.yaml (database, API keys, limits) and pipes (see docs/tenants.md)."`
+	SettingsPollInterval Duration    `yaml:"settings_poll_interval" env:"WH_SETTINGS_POLL_INTERVAL" env-description:"How often settings_dir is checked for changes (a change applies once it stayed the same for one interval)."`
+	Roles                Roles       `yaml:"roles" env:"WH_ROLES" env-description:"Roles this process runs: any of api, ingest, sweeper (comma-separated)."`
+	InstanceID           string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
+	ShutdownTimeout      Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
+	Log                  Log         `yaml:"log" env-prefix:"WH_LOG_"`
+	Auth                 Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
+	Limits               Limits      `yaml:"limits" env-prefix:"WH_LIMITS_"`
+	Idempotency          Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
+	Ingest               Ingest      `yaml:"ingest" env-prefix:"WH_INGEST_"`
+	Stream               Stream      `yaml:"stream" env-prefix:"WH_STREAM_"`
+	Sweeper              Sweeper     `yaml:"sweeper" env-prefix:"WH_SWEEPER_"`
+	Store                Store       `yaml:"store" env-prefix:"WH_STORE_"`
+	MQ                   MQ          `yaml:"mq" env-prefix:"WH_MQ_"`
+	Cache                Cache       `yaml:"cache" env-prefix:"WH_CACHE_"`
+	Dedupe               Dedupe      `yaml:"dedupe" env-prefix:"WH_DEDUPE_"`
+	Coord                Coord       `yaml:"coord" env-prefix:"WH_COORD_"`
 }
 
 // Server is the public API listener.
@@ -46,7 +48,15 @@ type Log struct {
 
 // Auth holds the boot-time access switches; API keys live in the settings directory.
 type Auth struct {
-	AllowAnonymous bool `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
+	AllowAnonymous  bool   `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
+	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: no operator key. Read again on SIGHUP."`
+}
+
+// Limits says how long a request may wait for a tenant's limits; the limits themselves live in
+// the settings directory.
+type Limits struct {
+	MaxWait   Duration `yaml:"max_wait" env:"MAX_WAIT" env-description:"Longest a request waits for rate tokens instead of a 429 (never past its deadline); 0 refuses at once."`
+	QueryWait Duration `yaml:"query_wait" env:"QUERY_WAIT" env-description:"Longest a query waits for one of its tenant's concurrent-query slots; 0 refuses at once."`
 }
 
 // Idempotency switches Idempotency-Key handling on ingest.

@@ -51,6 +51,7 @@ func (c Config) Validate() error {
 		{"idempotency.lease", c.Idempotency.Lease > 0}, {"idempotency.retention", c.Idempotency.Retention > 0},
 		{"stream.history_window", c.Stream.HistoryWindow > 0}, {"stream.heartbeat", c.Stream.Heartbeat > 0},
 		{"stream.retry", c.Stream.Retry > 0}, {"stream.buffer", c.Stream.Buffer > 0}, {"stream.write_timeout", c.Stream.WriteTimeout > 0}, {"mq.ack_wait", c.MQ.AckWait > 0}, {"sweeper.interval", c.Sweeper.Interval > 0},
+		{"settings_poll_interval", c.SettingsPollInterval > 0},
 	} {
 		if !p.ok {
 			add("%s: must be positive", p.key)
@@ -59,8 +60,8 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateRoles()...)
 	errs = append(errs, c.validateBackends()...)
 	errs = append(errs, c.validateTopology()...)
-	if !isLoopback(c.Server.Listen) && !c.Auth.AllowAnonymous {
-		add("server.listen: %s is not a loopback address and no API keys are configured: bind 127.0.0.1, or set auth.allow_anonymous: true to expose the API without authentication", c.Server.Listen)
+	if c.Limits.MaxWait < 0 || c.Limits.QueryWait < 0 {
+		add("limits.max_wait, limits.query_wait: must not be negative")
 	}
 	return errors.Join(errs...)
 }
@@ -221,9 +222,6 @@ func (c Config) Warnings() []string {
 		case "none":
 			w = append(w, "mq.embedded.sync is none: acknowledged ingest lives in the page cache until the OS writes it; a power loss or kernel crash can lose an unbounded window")
 		}
-	}
-	if c.Auth.AllowAnonymous {
-		w = append(w, fmt.Sprintf("auth.allow_anonymous is true: the API on %s accepts requests without credentials", c.Server.Listen))
 	}
 	if c.Ops.Pprof && !isLoopback(c.Ops.Listen) {
 		w = append(w, fmt.Sprintf("ops.listen %s is not loopback and ops.pprof is on: profiles and metrics are reachable from the network", c.Ops.Listen))

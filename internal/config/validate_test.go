@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"strings"
 	"testing"
 )
@@ -47,8 +49,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"api without ingest, local cache", func(c *Config) { c.Roles = ParseRoles("api"); c.Cache.Backend = "local" }, []string{"cache.backend: local cannot receive invalidations"}},
 		{"ingest without api, local cache", func(c *Config) { c.Roles = ParseRoles("ingest,sweeper"); c.Cache.Backend = "local" }, []string{"cache.backend: local cannot receive invalidations"}},
 		{"split idempotency on local dedupe", func(c *Config) { c.Dedupe.Backend = "local" }, []string{"dedupe.backend: local keeps idempotency keys in one process"}},
-		{"public bind without auth", func(c *Config) { c.Server.Listen = "0.0.0.0:8080" }, []string{"server.listen: 0.0.0.0:8080 is not a loopback address", "auth.allow_anonymous"}},
-		{"empty-host bind without auth", func(c *Config) { c.Server.Listen = ":8080" }, []string{"server.listen: :8080 is not a loopback address"}},
+		{"negative limit wait", func(c *Config) { c.Limits.QueryWait = Duration(-time.Second) }, []string{"limits.max_wait, limits.query_wait: must not be negative"}},
+		{"zero settings poll", func(c *Config) { c.SettingsPollInterval = 0 }, []string{"settings_poll_interval: must be positive"}},
 		{"bad listen", func(c *Config) { c.Ops.Listen = "9090" }, []string{"ops.listen: \"9090\" is not host:port"}},
 		{"same listeners", func(c *Config) { c.Ops.Listen = c.Server.Listen }, []string{"ops.listen: must differ from server.listen"}},
 		{"unknown role", func(c *Config) { c.Roles = ParseRoles("api,ingest,sweeper,web") }, []string{`roles: unknown role "web"`}},
@@ -137,7 +139,6 @@ func TestWarnings(t *testing.T) {
 	}{
 		{"interval sync", func(c *Config) { c.MQ.Embedded.Sync = "interval" }, "may be lost on power loss or kernel crash within 100ms"},
 		{"no sync", func(c *Config) { c.MQ.Embedded.Sync = "none" }, "mq.embedded.sync is none"},
-		{"anonymous", func(c *Config) { c.Auth.AllowAnonymous = true; c.Server.Listen = "0.0.0.0:8080" }, "auth.allow_anonymous is true"},
 		{"public pprof", func(c *Config) { c.Ops.Listen = "0.0.0.0:9090" }, "ops.listen 0.0.0.0:9090 is not loopback and ops.pprof is on"},
 		{"unused block", func(c *Config) { c.Cache.Redis.Addrs = []string{"r:6379"} }, "cache.redis is set but not used"},
 		{"low replicas", func(c *Config) {

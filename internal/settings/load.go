@@ -67,7 +67,16 @@ func build(files []file) (*Snapshot, []Finding) {
 		}
 	}
 	for _, f := range ordered {
-		parts := strings.Split(f.rel, "/") // tenants/<x>.yaml | tenants/<x>/tenant.yaml | tenants/<x>/pipes/<p>.sql
+		parts := strings.Split(f.rel, "/") // pipes/<p>.sql | tenants/<x>.yaml | tenants/<x>/tenant.yaml | tenants/<x>/pipes/<p>.sql
+		if parts[0] == sharedPipesDir {
+			pipe := strings.TrimSuffix(parts[1], ".sql")
+			if !pipeNameRE.MatchString(pipe) {
+				findings = append(findings, Finding{File: f.rel, Message: fmt.Sprintf("pipe name %q: use letters, digits, '_' and '-'", pipe)})
+				continue
+			}
+			snap.shared = append(snap.shared, PipeFile{Name: pipe, File: f.rel, SQL: string(f.data)})
+			continue
+		}
 		var name string
 		switch len(parts) {
 		case 2:

@@ -210,3 +210,32 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadSharedPipes reads settings_dir/pipes as pipes every tenant has, with or without a
+// tenants directory, and reports a stray file there like any other finding.
+func TestLoadSharedPipes(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "pipes/top.sql", "SELECT 1")
+	write(t, dir, "pipes/.top.sql.swp", "garbage")
+	snap, err := Load(dir, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.SharedPipes(); len(got) != 1 || got[0].Name != "top" || got[0].File != "pipes/top.sql" || got[0].SQL != "SELECT 1" {
+		t.Fatalf("shared pipes: %+v", got)
+	}
+	before := snap.Fingerprint
+	write(t, dir, "tenants/acme.yaml", "database: acme\n")
+	write(t, dir, "pipes/top.sql", "SELECT 2")
+	snap, err = Load(dir, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Fingerprint == before || snap.SharedPipes()[0].SQL != "SELECT 2" || len(snap.TenantNames()) != 1 {
+		t.Fatalf("after edit: fingerprint %s, pipes %+v, tenants %v", snap.Fingerprint, snap.SharedPipes(), snap.TenantNames())
+	}
+	write(t, dir, "pipes/notes.txt", "x")
+	if _, err := Load(dir, epoch); err == nil || !strings.Contains(err.Error(), "pipes/notes.txt: not a pipe file") {
+		t.Fatalf("stray file: %v", err)
+	}
+}

@@ -16,6 +16,9 @@ import (
 // tenantsDir is the sub-directory of the settings directory that holds one entry per tenant.
 const tenantsDir = "tenants"
 
+// sharedPipesDir is the sub-directory of the settings directory whose pipes every tenant has.
+const sharedPipesDir = "pipes"
+
 // file is one file read from the settings directory.
 type file struct {
 	rel  string // slash-separated, relative to the settings directory
@@ -32,12 +35,12 @@ func readTree(dir string) ([]file, []Finding, error) {
 	if !st.IsDir() {
 		return nil, nil, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory")}
 	}
-	var files []file
-	var findings []Finding
+	files, findings := readPipes(filepath.Join(dir, sharedPipesDir), sharedPipesDir)
 	root := filepath.Join(dir, tenantsDir)
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
+		return files, findings, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -83,13 +86,22 @@ func readTenantFolder(root, name string) ([]file, []Finding) {
 	} else {
 		files = append(files, file{rel: rel, data: data})
 	}
-	pipes, err := os.ReadDir(filepath.Join(root, name, "pipes"))
+	pf, pfnd := readPipes(filepath.Join(root, name, "pipes"), path.Join(tenantsDir, name, "pipes"))
+	return append(files, pf...), append(findings, pfnd...)
+}
+
+// readPipes reads the *.sql files of the pipes directory dir, named rel relative to the settings
+// directory; a missing directory has no pipes.
+func readPipes(dir, rel string) ([]file, []Finding) {
+	var files []file
+	var findings []Finding
+	pipes, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		findings = append(findings, Finding{File: path.Join(tenantsDir, name, "pipes"), Message: "cannot read: " + err.Error()})
+		findings = append(findings, Finding{File: rel, Message: "cannot read: " + err.Error()})
 	}
 	for _, p := range pipes {
 		pn := p.Name()
-		prel := path.Join(tenantsDir, name, "pipes", pn)
+		prel := path.Join(rel, pn)
 		if strings.HasPrefix(pn, ".") {
 			continue
 		}
@@ -97,7 +109,7 @@ func readTenantFolder(root, name string) ([]file, []Finding) {
 			findings = append(findings, Finding{File: prel, Message: "not a pipe file: want pipes/<pipe>.sql"})
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(root, name, "pipes", pn))
+		data, err := os.ReadFile(filepath.Join(dir, pn))
 		if err != nil {
 			findings = append(findings, Finding{File: prel, Message: "cannot read: " + err.Error()})
 			continue

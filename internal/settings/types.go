@@ -38,7 +38,12 @@ type Snapshot struct {
 
 	tenants map[string]*Tenant
 	keys    map[string]keyRef
+	shared  []PipeFile
 }
+
+// SharedPipes returns the pipe files of settings_dir/pipes, which every tenant has (a tenant's
+// own pipe of the same name replaces it).
+func (s *Snapshot) SharedPipes() []PipeFile { return s.shared }
 
 type keyRef struct {
 	tenant *Tenant

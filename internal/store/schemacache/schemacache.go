@@ -1,7 +1,8 @@
 // Package schemacache caches table schemas read through a store.SchemaReader, per
 // (tenant, database, table), so validation does not read system.columns on every request.
 //
-// An entry is read on a miss, re-read when older than MaxAge, and dropped by Invalidate (after
+// An entry is read on a miss, re-read when older than MaxAge (served stale while that re-read
+// fails transiently, so an unreachable server does not stop validation), and dropped by Invalidate (after
 // an insert error that means the schema changed, or DDL). Refresh forces a re-read, for a
 // validator that meets a field the cached schema does not know. Concurrent misses for the same
 // table share one read. Failed reads are not cached, so a table created a moment ago is found
@@ -69,7 +70,13 @@ func (c *Cache) Columns(ctx context.Context, target store.Target, table string) 
 	if ok && c.now().Sub(e.at) < c.maxAge {
 		return e.cols, nil
 	}
-	return c.load(ctx, k, target, table)
+	cols, err := c.load(ctx, k, target, table)
+	if err != nil && ok && store.IsTransient(err) {
+		// The server is unreachable: keep validating with the schema last read, so that ingest
+		// keeps accepting into the queue while inserts back off.
+		return e.cols, nil
+	}
+	return cols, err
 }
 
 // Refresh re-reads the table's columns now and caches them.

@@ -21,6 +21,7 @@ type countingReader struct {
 	cols  map[string][]store.Column
 	reads atomic.Int64
 	gate  chan struct{}
+	fail  error
 }
 
 func (r *countingReader) Columns(_ context.Context, target store.Target, table string) ([]store.Column, error) {
@@ -30,6 +31,9 @@ func (r *countingReader) Columns(_ context.Context, target store.Target, table s
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.fail != nil {
+		return nil, r.fail
+	}
 	cols, ok := r.cols[target.Tenant+"/"+target.Database+"/"+table]
 	if !ok {
 		return nil, store.ErrUnknownTable
@@ -152,5 +156,36 @@ func TestInvalidateDuringReadIsNotCached(t *testing.T) {
 	_, _ = c.Columns(t.Context(), tgt, "t")
 	if n := r.reads.Load(); n != 2 {
 		t.Fatalf("reads = %d, want 2 (stale read must not be cached)", n)
+	}
+}
+
+// TestStaleServedWhileServerUnreachable serves an aged entry while re-reading it fails
+// transiently, but never serves stale data for a definite answer (the table is gone) and never
+// invents a schema on a miss.
+func TestStaleServedWhileServerUnreachable(t *testing.T) {
+	r := &countingReader{cols: map[string][]store.Column{}}
+	clk := &clock{t: time.Unix(1000, 0)}
+	c := New(r, Options{MaxAge: time.Minute, Now: clk.Now})
+	r.set("acme/db/ev", store.Column{Name: "id"})
+	if _, err := c.Columns(context.Background(), tgt, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(2 * time.Minute)
+	r.mu.Lock()
+	r.fail = store.ErrUnavailable
+	r.mu.Unlock()
+	cols, err := c.Columns(context.Background(), tgt, "ev")
+	if err != nil || len(cols) != 1 || cols[0].Name != "id" {
+		t.Fatalf("aged entry while unreachable: %v %v, want the last schema", cols, err)
+	}
+	if _, err := c.Columns(context.Background(), tgt, "other"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("miss while unreachable: %v, want ErrUnavailable", err)
+	}
+	r.mu.Lock()
+	r.fail = nil
+	delete(r.cols, "acme/db/ev")
+	r.mu.Unlock()
+	if _, err := c.Columns(context.Background(), tgt, "ev"); !errors.Is(err, store.ErrUnknownTable) {
+		t.Fatalf("dropped table: %v, want ErrUnknownTable", err)
 	}
 }

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/auth"
+	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/limits"
+	"github.com/wavehouse/wavehouse/internal/settings"
+)
+
+// CheckAccess applies the secure default to a configuration and the settings it would serve:
+// a non-loopback API listener needs API keys or auth.allow_anonymous. It returns whether
+// anonymous requests are admitted while no key exists, and a warning to log at every boot when
+// the API is public and anonymous. Processes without the api role have no API listener.
+func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, warning string, err error) {
+	if !cfg.Roles.Has(config.RoleAPI) {
+		return false, "", nil
+	}
+	return auth.CheckListener(cfg.Server.Listen, snap.KeyCount(), cfg.Auth.AllowAnonymous)
+}
+
+// buildAccess creates the authenticator and the limiter of the API over the settings in force.
+// It refuses to boot a public listener without keys unless anonymous access is allowed.
+func (a *App) buildAccess() error {
+	anonymous, warning, err := CheckAccess(a.cfg, a.settings.Current())
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		a.log.Warn("SECURITY: "+warning, "listen", a.cfg.Server.Listen)
+	}
+	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: anonymous},
+		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth")})
+	if err != nil {
+		return err
+	}
+	a.limiter, err = limits.New(limits.Config{MaxWait: a.cfg.Limits.MaxWait.D(), QueryWait: a.cfg.Limits.QueryWait.D()},
+		limits.Deps{Settings: a.settings})
+	return err
+}
+
+// retention returns a tenant's Idempotency-Key retention from the settings (0: the boot value).
+func (a *App) retention(tenant string) time.Duration {
+	if t, ok := a.settings.Current().Tenant(tenant); ok {
+		return t.Dedupe.Retention
+	}
+	return 0
+}
