@@ -195,7 +195,13 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	a.deps.Query.ServeHTTP(w, r, tenant, target)
+	// A tenant key reads only its own database's tables, named plainly (and only the tables it
+	// is restricted to); the anonymous single-tenant principal is not confined.
+	var allow func(string) bool
+	if p, _ := auth.FromContext(r.Context()); !p.Anonymous {
+		allow = p.AllowsTable
+	}
+	a.deps.Query.ServeHTTPAllow(w, r, tenant, target, allow)
 }
 
 func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +215,12 @@ func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	a.deps.Pipes.ServeHTTP(w, r, tenant, target)
+	// Pipes are the operator's SQL: only a key restricted to tables is checked against them.
+	var allow func(string) bool
+	if p, _ := auth.FromContext(r.Context()); len(p.Tables) > 0 {
+		allow = p.AllowsTable
+	}
+	a.deps.Pipes.ServeHTTPAllow(w, r, tenant, target, allow)
 }
 
 // querySlot takes one of the tenant's concurrent-query slots, answering 429 when none is free.

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/query/sqlscan"
 )
 
-// opsSQL runs any statement, DDL included, in the tenant's database. It is the operator's tool
-// (and, with the embedded engine, the only way to create a table). Schema caches and the
+// opsSQL runs a statement, DDL included, in the tenant's database. With the operator key (or
+// anonymously) any statement runs; a tenant's own admin key is confined to its database
+// (sqlscan.Confine), and a key restricted to tables may not use it at all. Schema caches and the
 // tenant's cache versions are refreshed after it, since it may change either.
 func (a *API) opsSQL(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -28,6 +31,18 @@ func (a *API) opsSQL(w http.ResponseWriter, r *http.Request) {
 	target, ok := a.target(w, tenant)
 	if !ok {
 		return
+	}
+	if p, _ := auth.FromContext(r.Context()); !p.Operator && !p.Anonymous {
+		if len(p.Tables) > 0 {
+			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.table_not_allowed",
+				Message: "a key restricted to tables cannot run operator SQL; use an admin key without tables:"})
+			return
+		}
+		if err := sqlscan.Confine(req.SQL, target.Database); err != nil {
+			a.deps.Log.WarnContext(r.Context(), "audit: operator sql refused", "tenant", tenant, "key_id", p.KeyID, "reason", err.Error())
+			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "sql.outside_tenant", Message: err.Error()})
+			return
+		}
 	}
 	err = a.deps.Store.Exec(r.Context(), target, req.SQL)
 	a.deps.Schema.InvalidateDatabase(target)

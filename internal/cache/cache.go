@@ -16,11 +16,22 @@ type Results interface {
 	Set(ctx context.Context, key Key, value []byte, ttl time.Duration) error
 }
 
+// Viewer is implemented by backends that can lend a stored value without copying it, so a
+// cache hit costs no copy of the result. Callers find it by type assertion and fall back to
+// [Results.Get].
+type Viewer interface {
+	// View returns the value stored under key like Get, but the slice is shared with the
+	// cache and every other caller: it must not be modified. It stays valid after the entry
+	// is replaced, expires or is evicted (stored values are never written in place).
+	View(ctx context.Context, key Key) ([]byte, error)
+}
+
 // Versioner holds the monotonic version counters that invalidate results.
 type Versioner interface {
 	// Versions reads, in one round trip, the tenant's versions and the version of each
 	// table in deps (a counter never bumped reads as 0). It returns ErrUnavailable while
-	// a bump that would change the answer has not reached the backend yet.
+	// a bump that would change the answer has not reached the backend yet. deps is only
+	// read: callers may share its slice between concurrent calls.
 	Versions(ctx context.Context, tenant string, deps Deps) (Versions, error)
 	// BumpTable advances the version of (tenant, table) and the tenant's write counter
 	// (which queries over unknown tables depend on). If the backend cannot be reached,

@@ -28,7 +28,8 @@
 // two tenants never share an entry or a counter even with identical table names and SQL.
 //
 // All methods are safe for concurrent use. Values passed to [Results.Set] are not retained
-// after it returns; slices returned by [Results.Get] belong to the caller. ctx bounds the
+// after it returns; slices returned by [Results.Get] belong to the caller. A backend that
+// implements [Viewer] also lends stored values without a copy, for the hot path of a hit. ctx bounds the
 // call; backends add their own per-operation timeout. No method retries: a backend
 // classifies a failure and returns it.
 //

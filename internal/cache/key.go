@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"slices"
 	"strings"
 )
@@ -47,51 +46,81 @@ func (k Key) String() string { return EscapeTenant(k.Tenant) + "/" + k.Hash }
 // query/sqlscan.Normalize), the bound parameters and the versions read before the query.
 // Parameters are folded in name order, so the map's iteration order does not matter;
 // every field is length-prefixed, so no two distinct inputs share a digest by
-// concatenation.
+// concatenation. It is DigestQuery(sqlNormalised, params).Key(tenant, v).
 func NewKey(tenant, sqlNormalised string, params map[string]string, v Versions) Key {
-	h := sha256.New()
-	writeField(h, "wavehouse-cache-v1")
-	writeField(h, tenant)
-	writeField(h, sqlNormalised)
-	names := make([]string, 0, len(params))
-	for name := range params {
-		names = append(names, name)
+	return DigestQuery(sqlNormalised, params).Key(tenant, v)
+}
+
+// QueryDigest is the SHA-256 digest of a query's normalised SQL and bound parameters: the
+// part of a [Key] that stays the same while the data changes. A caller that serves the same
+// query over and over computes it once and builds each lookup's key with [QueryDigest.Key],
+// which hashes only the tenant, the digest and the versions.
+type QueryDigest [sha256.Size]byte
+
+// DigestQuery digests the normalised SQL and the parameters (folded in name order, each
+// field length-prefixed).
+func DigestQuery(sqlNormalised string, params map[string]string) QueryDigest {
+	n := 64 + len(sqlNormalised)
+	for name, val := range params {
+		n += 16 + len(name) + len(val)
 	}
-	slices.Sort(names)
-	writeUint(h, uint64(len(names)))
-	for _, name := range names {
-		writeField(h, name)
-		writeField(h, params[name])
+	b := make([]byte, 0, n)
+	b = appendField(b, "wavehouse-query-v2")
+	b = appendField(b, sqlNormalised)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(params)))
+	if len(params) > 0 {
+		names := make([]string, 0, len(params))
+		for name := range params {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			b = appendField(b, name)
+			b = appendField(b, params[name])
+		}
 	}
-	writeUint(h, v.Epoch)
+	return sha256.Sum256(b)
+}
+
+// Key returns the key of the query's result for tenant under the versions v.
+func (q QueryDigest) Key(tenant string, v Versions) Key {
+	var stack [256]byte
+	b := appendField(stack[:0], "wavehouse-cache-v2")
+	b = appendField(b, tenant)
+	b = append(b, q[:]...)
+	b = binary.BigEndian.AppendUint64(b, v.Epoch)
 	if v.AllTables {
-		writeField(h, "all")
-		writeUint(h, v.Writes)
+		b = appendField(b, "all")
+		b = binary.BigEndian.AppendUint64(b, v.Writes)
 	} else {
-		writeField(h, "tables")
+		b = appendField(b, "tables")
 	}
-	tables := make([]string, 0, len(v.Tables))
-	for name := range v.Tables {
-		tables = append(tables, name)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(v.Tables)))
+	if len(v.Tables) == 1 {
+		for name, ver := range v.Tables {
+			b = appendField(b, name)
+			b = binary.BigEndian.AppendUint64(b, ver)
+		}
+	} else if len(v.Tables) > 1 {
+		tables := make([]string, 0, len(v.Tables))
+		for name := range v.Tables {
+			tables = append(tables, name)
+		}
+		slices.Sort(tables)
+		for _, name := range tables {
+			b = appendField(b, name)
+			b = binary.BigEndian.AppendUint64(b, v.Tables[name])
+		}
 	}
-	slices.Sort(tables)
-	writeUint(h, uint64(len(tables)))
-	for _, name := range tables {
-		writeField(h, name)
-		writeUint(h, v.Tables[name])
-	}
-	return Key{Tenant: tenant, Hash: hex.EncodeToString(h.Sum(nil))}
+	sum := sha256.Sum256(b)
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return Key{Tenant: tenant, Hash: string(h[:])}
 }
 
-func writeField(h hash.Hash, s string) {
-	writeUint(h, uint64(len(s)))
-	h.Write([]byte(s))
-}
-
-func writeUint(h hash.Hash, n uint64) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], n)
-	h.Write(b[:])
+func appendField(b []byte, s string) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // EscapeTenant returns tenant with every byte outside [A-Za-z0-9_-] percent-encoded, so

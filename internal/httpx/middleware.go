@@ -19,7 +19,9 @@ const RequestIDHeader = "X-Request-Id"
 func NewRequestID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	var h [16]byte
+	hex.Encode(h[:], b[:])
+	return string(h[:])
 }
 
 // validRequestID accepts a client's id only when it is short and printable, so logs cannot be
@@ -46,7 +48,7 @@ func Middleware(log *slog.Logger, h http.Handler) http.Handler {
 		if !validRequestID(id) {
 			id = NewRequestID()
 		}
-		w.Header().Set(RequestIDHeader, id)
+		w.Header()[RequestIDHeader] = []string{id} // canonical already; Set would re-canonicalise
 		ctx := logging.WithRequestID(r.Context(), id)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
@@ -61,7 +63,8 @@ func Middleware(log *slog.Logger, h http.Handler) http.Handler {
 				}
 			}
 			// Successful requests log at debug: at thousands of requests per second an info line each
-			// would cost a write per request; failures always log.
+			// would cost a write per request; failures always log. The attributes are only built
+			// when the line is written.
 			level := slog.LevelDebug
 			switch status := sw.status(); {
 			case status >= 500:
@@ -69,8 +72,11 @@ func Middleware(log *slog.Logger, h http.Handler) http.Handler {
 			case status >= 400:
 				level = slog.LevelInfo
 			}
-			log.Log(ctx, level, "http request", "method", r.Method, "path", r.URL.Path,
-				"status", sw.status(), "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+			if log.Enabled(ctx, level) {
+				log.LogAttrs(ctx, level, "http request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+					slog.Int("status", sw.status()), slog.Int64("bytes", sw.bytes),
+					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+			}
 		}()
 		h.ServeHTTP(sw, r)
 	})

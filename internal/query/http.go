@@ -1,11 +1,13 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,21 +24,120 @@ type body struct {
 	MaxRows uint64                     `json:"max_rows"`
 }
 
+// maxBody is the most of a /v1/query body that is read.
+const maxBody = 1 << 20
+
+// prepared is what a /v1/query body decodes to, memoised by the body's bytes so that a
+// dashboard's repeated request is neither decoded nor scanned nor digested again. It is
+// shared by every request with the same body and must not be modified.
+type prepared struct {
+	req    Request // SQL, Params, Format, MaxRows
+	info   *sqlInfo
+	digest cache.QueryDigest // valid when info.err == nil
+}
+
+// headers are the header values of the hot path, built once: assigning a prebuilt slice
+// costs no allocation. The slices are never modified (Header.Set replaces a value, and
+// Header.Add appends to a full slice, which copies it).
+type headers struct {
+	hit, miss, bypass, noStore []string
+	json, ndjson, csv          []string
+}
+
+func newHeaders() headers {
+	return headers{
+		hit: []string{"HIT"}, miss: []string{"MISS"}, bypass: []string{"BYPASS"}, noStore: []string{"no-store"},
+		json: []string{FormatJSON.ContentType()}, ndjson: []string{FormatNDJSON.ContentType()}, csv: []string{FormatCSV.ContentType()},
+	}
+}
+
+func (h *headers) contentType(f Format) []string {
+	switch f {
+	case FormatNDJSON:
+		return h.ndjson
+	case FormatCSV:
+		return h.csv
+	}
+	return h.json
+}
+
 // ServeHTTP answers POST /v1/query for tenant, whose tables live in target.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant string, target store.Target) {
-	var b body
-	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	s.ServeHTTPAllow(w, r, tenant, target, nil)
+}
+
+// ServeHTTPAllow answers POST /v1/query like ServeHTTP for a principal restricted to the
+// tables allowTable accepts (see Request.AllowTable); nil means unrestricted.
+func (s *Service) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allowTable func(table string) bool) {
+	raw, err := s.readBody(r)
+	var p *prepared
 	if err == nil {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&b)
+		var ok bool
+		if p, ok = s.bodies.get(*raw); !ok {
+			if p, err = s.prepare(*raw); err == nil {
+				s.bodies.put(string(*raw), p, p.size())
+			}
+		}
 	}
+	s.releaseBody(raw)
 	if err != nil {
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.invalid_request", Message: `send {"sql": "...", "params": {...}, "format": "json|ndjson|csv"}: ` + err.Error()})
 		return
 	}
-	req := Request{SQL: b.SQL, Format: Format(strings.ToLower(b.Format)), MaxRows: b.MaxRows,
-		NoCache: r.URL.Query().Get("cache") == "false" || strings.Contains(r.Header.Get("Cache-Control"), "no-cache")}
+	req := p.req
+	req.NoCache = strings.Contains(r.Header.Get("Cache-Control"), "no-cache") ||
+		(r.URL.RawQuery != "" && r.URL.Query().Get("cache") == "false")
+	req.AllowTable = allowTable
+	var digest *cache.QueryDigest
+	if p.info.err == nil {
+		digest = &p.digest
+	}
+	s.serve(w, r.Context(), tenant, target, req, p.info, digest)
+}
+
+// readBody reads up to maxBody bytes of the body into a pooled buffer; give it back with
+// releaseBody.
+func (s *Service) readBody(r *http.Request) (*[]byte, error) {
+	bp, _ := s.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 4<<10)
+		bp = &b
+	}
+	b := (*bp)[:0]
+	var err error
+	for len(b) < maxBody {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		var n int
+		n, err = r.Body.Read(b[len(b):min(cap(b), maxBody)])
+		b = b[:len(b)+n]
+		if err != nil {
+			break
+		}
+	}
+	*bp = b
+	if err == io.EOF {
+		err = nil
+	}
+	return bp, err
+}
+
+func (s *Service) releaseBody(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		s.bufs.Put(bp)
+	}
+}
+
+// prepare decodes a /v1/query body.
+func (s *Service) prepare(raw []byte) (*prepared, error) {
+	var b body
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return nil, err
+	}
+	req := Request{SQL: b.SQL, Format: Format(strings.ToLower(b.Format)), MaxRows: b.MaxRows}
 	if req.Format == "" {
 		req.Format = FormatJSON
 	}
@@ -46,25 +147,48 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant strin
 			req.Params[k] = v
 		}
 	}
-	s.Serve(w, r.Context(), tenant, target, req)
+	p := &prepared{req: req, info: s.sqlInfo(req.SQL)}
+	if p.info.err == nil {
+		p.digest = digestRequest(req, p.info)
+	}
+	return p, nil
+}
+
+// size approximates the bytes p holds.
+func (p *prepared) size() int {
+	n := len(p.req.SQL) + 128 + p.info.size()
+	for k, v := range p.req.Params {
+		n += len(k) + len(v) + 48
+	}
+	return n
 }
 
 // Serve runs req and writes the response (also used by pipes).
 func (s *Service) Serve(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, req Request) {
-	if err := Check(req); err != nil {
+	s.serve(w, ctx, tenant, target, req, s.sqlInfo(req.SQL), nil)
+}
+
+// serve runs req, whose SQL text info describes; digest, when not nil, is the request's
+// cache.QueryDigest.
+func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, req Request, info *sqlInfo, digest *cache.QueryDigest) {
+	if err := check(req, info); err != nil {
 		s.writeError(w, err)
 		return
 	}
-	key, cacheable := s.cacheKey(ctx, tenant, target.Database, req)
+	if err := checkTables(req, info, target.Database); err != nil {
+		s.writeError(w, err)
+		return
+	}
+	key, cacheable := s.cacheKey(ctx, tenant, target.Database, req, info, digest)
 	if !cacheable {
-		w.Header().Set("X-Cache", "BYPASS")
-		w.Header().Set("Cache-Control", "no-store")
+		h := w.Header()
+		h["X-Cache"] = s.hdr.bypass
+		h["Cache-Control"] = s.hdr.noStore
 		s.stream(w, ctx, target, req)
 		return
 	}
-	if v, err := s.deps.Cache.Get(ctx, key); err == nil {
-		w.Header().Set("X-Cache", "HIT")
-		s.writeBody(w, req.Format, v)
+	if v, err := s.view(ctx, key); err == nil {
+		s.writeBody(w, req.Format, s.hdr.hit, v)
 		return
 	}
 	res, err, _ := s.flights.Do(key.String(), func() (any, error) {
@@ -82,7 +206,7 @@ func (s *Service) Serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		return out, nil
 	})
 	if errors.Is(err, errTooLarge) {
-		w.Header().Set("X-Cache", "MISS")
+		w.Header()["X-Cache"] = s.hdr.miss
 		s.stream(w, ctx, target, req)
 		return
 	}
@@ -90,12 +214,15 @@ func (s *Service) Serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		s.writeError(w, err)
 		return
 	}
-	w.Header().Set("X-Cache", "MISS")
-	s.writeBody(w, req.Format, res.([]byte))
+	s.writeBody(w, req.Format, s.hdr.miss, res.([]byte))
 }
 
-func (s *Service) writeBody(w http.ResponseWriter, f Format, b []byte) {
-	w.Header().Set("Content-Type", f.ContentType())
+// writeBody answers 200 with a whole result. b may be shared with the cache; it is only read.
+func (s *Service) writeBody(w http.ResponseWriter, f Format, xCache []string, b []byte) {
+	h := w.Header()
+	h["Content-Type"] = s.hdr.contentType(f)
+	h["X-Cache"] = xCache
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
@@ -137,6 +264,8 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 func (s *Service) writeError(w http.ResponseWriter, err error) {
 	msg := err.Error()
 	switch {
+	case errors.Is(err, ErrTableNotAllowed):
+		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.table_not_allowed", Message: msg})
 	case errors.Is(err, ErrRejected):
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg})
 	case errors.Is(err, ErrBusy):

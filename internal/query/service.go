@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,7 +61,9 @@ type Deps struct {
 
 // Request is one query.
 type Request struct {
-	SQL    string
+	SQL string
+	// Params are the bound parameters by name. They are read, never modified, so requests
+	// may share one map.
 	Params map[string][]byte
 	Format Format
 	// MaxRows lowers the row limit for this query (0: the configured one).
@@ -72,15 +75,25 @@ type Request struct {
 	// Tables, when not empty, are the tables of the tenant's database the result depends
 	// on, used instead of the tables the scanner finds in SQL. Pipes declare them.
 	Tables []string
+	// AllowTable, when not nil, restricts the principal to the tables it accepts: every
+	// table the query reads (Tables, or those the scanner finds in SQL) must pass before
+	// anything runs or is served from the cache. A query whose tables the scanner cannot
+	// determine, or that reads another database's table, is refused. See ErrTableNotAllowed.
+	AllowTable func(table string) bool
 }
 
 // Service runs queries through the cache.
 type Service struct {
 	cfg        Config
 	deps       Deps
+	view       func(context.Context, cache.Key) ([]byte, error) // Cache's View when it lends values, else Get
 	sem        chan struct{}
 	flights    singleflight.Group
 	executions atomic.Uint64
+	bufs       sync.Pool       // of *[]byte, for request bodies
+	sqls       memo[*sqlInfo]  // by SQL text
+	bodies     memo[*prepared] // by /v1/query body
+	hdr        headers
 }
 
 // New returns a service.
@@ -110,7 +123,14 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, deps: deps, sem: make(chan struct{}, cfg.MaxConcurrent)}, nil
+	s := &Service{cfg: cfg, deps: deps, sem: make(chan struct{}, cfg.MaxConcurrent), hdr: newHeaders()}
+	if deps.Cache != nil {
+		s.view = deps.Cache.Get
+		if v, ok := deps.Cache.(cache.Viewer); ok {
+			s.view = v.View
+		}
+	}
+	return s, nil
 }
 
 // Executions counts queries sent to the store (cache hits and shared flights excluded).
@@ -119,8 +139,11 @@ func (s *Service) Executions() uint64 { return s.executions.Load() }
 // Errors the HTTP layer maps to responses.
 var (
 	ErrRejected = errors.New("query: rejected")
-	ErrBusy     = errors.New("query: too many concurrent queries")
-	errTooLarge = errors.New("query: result too large to cache")
+	// ErrTableNotAllowed refuses a query of a principal restricted to tables (Request.AllowTable)
+	// that reads another table, or whose tables cannot be determined.
+	ErrTableNotAllowed = errors.New("query: table not allowed")
+	ErrBusy            = errors.New("query: too many concurrent queries")
+	errTooLarge        = errors.New("query: result too large to cache")
 )
 
 // Check validates req before anything runs.
@@ -131,12 +154,26 @@ func Check(req Request) error {
 	if err := sqlscan.Check(req.SQL); err != nil {
 		return fmt.Errorf("%w: %w", ErrRejected, err)
 	}
-	switch req.Format {
-	case FormatJSON, FormatNDJSON, FormatCSV:
-	default:
-		return fmt.Errorf(`%w: format must be "json", "ndjson" or "csv"`, ErrRejected)
+	return checkFormat(req.Format)
+}
+
+// check is Check with the statement verdict taken from info.
+func check(req Request, info *sqlInfo) error {
+	if strings.TrimSpace(req.SQL) == "" {
+		return fmt.Errorf("%w: sql is empty", ErrRejected)
 	}
-	return nil
+	if info.err != nil {
+		return fmt.Errorf("%w: %w", ErrRejected, info.err)
+	}
+	return checkFormat(req.Format)
+}
+
+func checkFormat(f Format) error {
+	switch f {
+	case FormatJSON, FormatNDJSON, FormatCSV:
+		return nil
+	}
+	return fmt.Errorf(`%w: format must be "json", "ndjson" or "csv"`, ErrRejected)
 }
 
 // acquire takes a concurrency slot.
@@ -167,27 +204,40 @@ func (s *Service) storeQuery(req Request) store.Query {
 	return q
 }
 
-// cacheKey reads the versions the result depends on and builds its key; ok is false when the
-// cache cannot be used for this query.
-func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Request) (cache.Key, bool) {
+// cacheKey reads the versions the result depends on and builds its key from the query's
+// digest (computed here when digest is nil); ok is false when the cache cannot be used for
+// this query.
+func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Request, info *sqlInfo, digest *cache.QueryDigest) (cache.Key, bool) {
 	if s.deps.Cache == nil || req.NoCache {
 		return cache.Key{}, false
 	}
 	var deps cache.Deps
 	if len(req.Tables) > 0 {
 		deps.Tables = req.Tables
-	} else if !s.scanTables(req.SQL, database, &deps) {
+	} else if !scanTables(info, database, &deps) {
 		return cache.Key{}, false
 	}
 	v, err := s.deps.Cache.Versions(ctx, tenant, deps)
 	if err != nil {
 		return cache.Key{}, false
 	}
-	params := map[string]string{"\x00format": string(req.Format), "\x00max_rows": strconv.FormatUint(req.MaxRows, 10)}
+	if digest == nil {
+		d := digestRequest(req, info)
+		digest = &d
+	}
+	return digest.Key(tenant, v), true
+}
+
+// digestRequest digests what identifies a request's result besides the tenant and versions:
+// the normalised SQL, the parameters, the format and the row limit.
+func digestRequest(req Request, info *sqlInfo) cache.QueryDigest {
+	params := make(map[string]string, len(req.Params)+2)
+	params["\x00format"] = string(req.Format)
+	params["\x00max_rows"] = strconv.FormatUint(req.MaxRows, 10)
 	for name, val := range req.Params {
 		params[name] = string(val)
 	}
-	return cache.NewKey(tenant, sqlscan.Normalize(req.SQL), params, v), true
+	return cache.DigestQuery(info.normalized, params)
 }
 
 // buffered runs the query into memory, giving up with errTooLarge past MaxCachedBytes.
@@ -257,12 +307,15 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
-// scanTables fills deps from the tables sql reads; false means the result must not be
+// scanTables fills deps from the tables the SQL reads; false means the result must not be
 // cached (it reads server state that changes without inserts).
-func (s *Service) scanTables(sql, database string, deps *cache.Deps) bool {
-	tables, sure := sqlscan.Tables(sql)
-	deps.AllTables = !sure
-	for _, t := range tables {
+func scanTables(info *sqlInfo, database string, deps *cache.Deps) bool {
+	deps.AllTables = !info.sure
+	if !info.qualified {
+		deps.Tables = info.local // shared: Versions only reads it
+		return true
+	}
+	for _, t := range info.tables {
 		if sys := strings.ToLower(t.Database); sys == "system" || sys == "information_schema" {
 			return false // server state changes without inserts
 		}

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 var engineDir string
 
-func sharedEngine(t *testing.T) *chdbstore.Store {
+func sharedEngine(t testing.TB) *chdbstore.Store {
 	t.Helper()
 	if engine != nil {
 		return engine
@@ -61,7 +61,7 @@ func sharedEngine(t *testing.T) *chdbstore.Store {
 	return engine
 }
 
-func newFixture(t *testing.T, wrap func(store.Querier) store.Querier) *fixture {
+func newFixture(t testing.TB, wrap func(store.Querier) store.Querier) *fixture {
 	t.Helper()
 	s := sharedEngine(t)
 	db := testsvc.UniqueName(t, "q")
@@ -93,7 +93,7 @@ func newFixture(t *testing.T, wrap func(store.Querier) store.Querier) *fixture {
 	return f
 }
 
-func (f *fixture) insert(t *testing.T, rows ...string) {
+func (f *fixture) insert(t testing.TB, rows ...string) {
 	t.Helper()
 	b := store.Batch{Target: f.target, Table: "events", Columns: []string{"id", "user"}}
 	for _, r := range rows {

@@ -3,18 +3,14 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -57,18 +53,12 @@ type gatewayConfig struct {
 
 // gateway is one wavehouse process, restartable on the same data dir and ports.
 type gateway struct {
-	cfg     gatewayConfig
-	dir     string
-	cfgPath string
-	logPath string
-	API     string // base URL of the API listener
-	Ops     string // base URL of the ops listener
-	client  *http.Client
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	done   chan struct{}
-	starts int
+	cfg    gatewayConfig
+	dir    string
+	API    string // base URL of the API listener
+	Ops    string // base URL of the ops listener
+	client *http.Client
+	proc   *gatewaybin.Process
 }
 
 // startGateway writes a config for cfg on free loopback ports, starts the binary and waits for
@@ -83,26 +73,22 @@ func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
 	}
 	dir := t.TempDir()
 	g := &gateway{
-		cfg:     cfg,
-		dir:     dir,
-		cfgPath: filepath.Join(dir, "config.yaml"),
-		logPath: filepath.Join(dir, "wavehouse.log"),
-		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
+		cfg:    cfg,
+		dir:    dir,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
 	}
-	apiPort, opsPort := freePort(t), freePort(t)
+	t.Cleanup(g.client.CloseIdleConnections)
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
 	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
-	if err := os.WriteFile(g.cfgPath, []byte(g.configYAML(apiPort, opsPort)), 0o600); err != nil {
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(g.configYAML(apiPort, opsPort)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		g.stop(t)
-		g.client.CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("gateway log tail (%s):\n%s", g.logPath, tail(g.logPath, 6000))
-		}
+	g.proc = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", cfgPath},
+		Dir: dir, Ops: g.Ops, ReadyTimeout: readyTimeout,
 	})
-	g.start(t)
 	return g
 }
 
@@ -144,111 +130,16 @@ func (g *gateway) configYAML(apiPort, opsPort int) string {
 	return b.String()
 }
 
-// start launches the process and waits until /readyz answers 200.
+// start launches the process again and waits until /readyz answers 200.
 func (g *gateway) start(t *testing.T) {
 	t.Helper()
-	g.mu.Lock()
-	if g.cmd != nil {
-		g.mu.Unlock()
-		t.Fatal("gateway already running")
-	}
-	logf, err := os.OpenFile(g.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		g.mu.Unlock()
-		t.Fatal(err)
-	}
-	g.starts++
-	fmt.Fprintf(logf, "=== start %d\n", g.starts)
-	cmd := exec.Command(binaryPath, "serve", "--config", g.cfgPath)
-	cmd.Dir = g.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = gatewaybin.Env()
-	if err := cmd.Start(); err != nil {
-		g.mu.Unlock()
-		logf.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	g.cmd, g.done = cmd, done
-	g.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
-	defer cancel()
-	for {
-		select {
-		case <-done:
-			t.Fatalf("gateway exited before it was ready:\n%s", tail(g.logPath, 4000))
-		case <-ctx.Done():
-			t.Fatalf("gateway not ready after %s:\n%s", readyTimeout, tail(g.logPath, 4000))
-		case <-time.After(50 * time.Millisecond):
-		}
-		resp, err := g.client.Get(g.Ops + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
-}
-
-// stop shuts the process down gracefully (SIGTERM), killing it if it outlives the deadline.
-func (g *gateway) stop(t *testing.T) {
-	t.Helper()
-	g.signal(t, syscall.SIGTERM, 40*time.Second)
+	g.proc.Start(t)
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (g *gateway) kill(t *testing.T) {
 	t.Helper()
-	g.signal(t, syscall.SIGKILL, 30*time.Second)
-}
-
-func (g *gateway) signal(t *testing.T, sig syscall.Signal, timeout time.Duration) {
-	t.Helper()
-	g.mu.Lock()
-	cmd, done := g.cmd, g.done
-	g.cmd, g.done = nil, nil
-	g.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		t.Errorf("gateway did not exit %s after %v; killing it", timeout, sig)
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tail returns the last n bytes of a file.
-func tail(path string, n int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if int64(len(b)) > n {
-		b = b[int64(len(b))-n:]
-	}
-	return string(b)
+	g.proc.Kill(t)
 }
 
 // backendGateway starts a gateway over the given store and queue backends, isolated from every

@@ -5,11 +5,12 @@ package integration
 
 import (
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // binaryPath is the wavehouse binary built once by TestMain for every test of the package.

@@ -18,6 +18,8 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/cache/localcache"
+	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -193,7 +195,13 @@ func newEnv(t testing.TB, s store.Store, c cacheBackend, opts ...func(*query.Con
 	pipe := func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r, e.target.Tenant, e.target) }
 	mux.HandleFunc("GET /v1/pipes/{name}", pipe)
 	mux.HandleFunc("POST /v1/pipes/{name}", pipe)
-	e.srv = httptest.NewServer(mux)
+	// The gateway's middleware (request id, access log at the app's level, panic recovery)
+	// wraps the routes as in internal/app, so tests and benchmarks cross the same layers.
+	log, err := logging.New(io.Discard, logging.Options{Level: "info", Format: "json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(httpx.Middleware(log, mux))
 	t.Cleanup(e.srv.Close)
 	e.insert(t, `[1,"ann",-9223372036854775808]`, `[18446744073709551615,"o'brien",9223372036854775807]`, `[3,"ann",42]`)
 	return e

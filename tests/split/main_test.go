@@ -6,12 +6,12 @@ package split
 
 import (
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
-	"os/exec"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // binaryPath is the wavehouse binary built once by TestMain for every test of the package.
@@ -54,15 +54,5 @@ func run(m *testing.M) int {
 // are dropped so that they cannot override the config under test.
 func runBinary(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), binaryPath, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(gatewaybin.Env(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), string(out)
-		}
-		t.Fatalf("running %s %q: %v", binaryPath, args, err)
-	}
-	return 0, string(out)
+	return gatewaybin.Run(t, binaryPath, env, args...)
 }

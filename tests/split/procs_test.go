@@ -3,18 +3,14 @@ package split
 import (
 	"context"
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -78,19 +74,12 @@ func sharedBackends(t *testing.T, natsURLs []string, replicas int) *backends {
 
 // proc is one wavehouse process with one role, restartable on the same data dir and ports.
 type proc struct {
-	Name    string
-	Role    string
-	API     string // base URL of the API listener (api role only)
-	Ops     string // base URL of the ops listener
-	dir     string
-	cfgPath string
-	logPath string
-	client  *http.Client
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	done   chan struct{}
-	starts int
+	Name   string
+	Role   string
+	API    string // base URL of the API listener (api role only)
+	Ops    string // base URL of the ops listener
+	client *http.Client
+	p      *gatewaybin.Process
 }
 
 // startProc writes the config of one process of the split topology and starts it.
@@ -98,25 +87,21 @@ func startProc(t *testing.T, b *backends, name, role string) *proc {
 	t.Helper()
 	dir := t.TempDir()
 	p := &proc{
-		Name: name, Role: role, dir: dir,
-		cfgPath: filepath.Join(dir, "config.yaml"),
-		logPath: filepath.Join(dir, "wavehouse.log"),
-		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
+		Name: name, Role: role,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
 	}
-	apiPort, opsPort := freePort(t), freePort(t)
+	t.Cleanup(p.client.CloseIdleConnections)
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
 	p.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	p.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
-	if err := os.WriteFile(p.cfgPath, []byte(procConfig(b, name, role, dir, apiPort, opsPort)), 0o600); err != nil {
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(procConfig(b, name, role, dir, apiPort, opsPort)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		p.signal(t, syscall.SIGTERM, 30*time.Second)
-		p.client.CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("%s log tail:\n%s", p.Name, tail(p.logPath, 3000))
-		}
+	p.p = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: name, Binary: binaryPath, Args: []string{"serve", "--config", cfgPath},
+		Dir: dir, Ops: p.Ops, ReadyTimeout: readyTimeout, StopTimeout: 30 * time.Second,
 	})
-	p.start(t)
 	return p
 }
 
@@ -178,106 +163,16 @@ coord:
 		filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
-// start launches the process and waits until /readyz answers 200.
+// start launches the process again and waits until /readyz answers 200.
 func (p *proc) start(t *testing.T) {
 	t.Helper()
-	p.mu.Lock()
-	if p.cmd != nil {
-		p.mu.Unlock()
-		t.Fatalf("%s already running", p.Name)
-	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		p.mu.Unlock()
-		t.Fatal(err)
-	}
-	p.starts++
-	fmt.Fprintf(logf, "=== start %d\n", p.starts)
-	cmd := exec.Command(binaryPath, "serve", "--config", p.cfgPath)
-	cmd.Dir = p.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = gatewaybin.Env()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		p.mu.Unlock()
-		logf.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
-	p.mu.Unlock()
-
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		select {
-		case <-done:
-			t.Fatalf("%s exited before it was ready:\n%s", p.Name, tail(p.logPath, 4000))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after %s:\n%s", p.Name, readyTimeout, tail(p.logPath, 4000))
-		}
-		resp, err := p.client.Get(p.Ops + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
+	p.p.Start(t)
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
 func (p *proc) kill(t *testing.T) {
 	t.Helper()
-	p.signal(t, syscall.SIGKILL, 30*time.Second)
-}
-
-func (p *proc) signal(t *testing.T, sig syscall.Signal, timeout time.Duration) {
-	t.Helper()
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd, p.done = nil, nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		t.Errorf("%s did not exit %s after %v; killing it", p.Name, timeout, sig)
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tail returns the last n bytes of a file.
-func tail(path string, n int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if int64(len(b)) > n {
-		b = b[int64(len(b))-n:]
-	}
-	return string(b)
+	p.p.Kill(t)
 }
 
 // eventually polls cond every 100 ms until it is true or the timeout passes.

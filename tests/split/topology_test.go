@@ -1,10 +1,8 @@
 package split
 
 import (
-	"context"
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,20 +106,13 @@ func writeConfig(t *testing.T, blocks map[string]string) string {
 // runServe runs `wavehouse serve --config path`, which must exit on its own within a minute.
 func runServe(t *testing.T, path string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binaryPath, "serve", "--config", path)
-	cmd.Dir = t.TempDir()
-	cmd.Env = gatewaybin.Env()
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("serve did not exit within a minute (it should refuse to boot):\n%s", out)
+	p := gatewaybin.NewProcess(t, gatewaybin.ProcessConfig{
+		Name: "serve", Binary: binaryPath, Args: []string{"serve", "--config", path}, Dir: t.TempDir(),
+	})
+	p.Launch(t)
+	code := p.Wait(t, time.Minute)
+	if t.Failed() {
+		t.Fatalf("serve did not exit within a minute (it should refuse to boot):\n%s", p.Output())
 	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), string(out)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, string(out)
+	return code, p.Output()
 }

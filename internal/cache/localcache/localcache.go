@@ -16,6 +16,7 @@ import (
 var (
 	_ cache.Cache          = (*Cache)(nil)
 	_ cache.HealthReporter = (*Cache)(nil)
+	_ cache.Viewer         = (*Cache)(nil)
 )
 
 // entryOverhead approximates the bookkeeping bytes of one entry (list element, map slot,
@@ -29,20 +30,25 @@ type Cache struct {
 	closed chan struct{}
 	once   sync.Once
 
-	mu      sync.Mutex
+	// mu guards the LRU. A hit takes it shared: an entry among the most recently used
+	// quarter is not moved (see fresh), so a hot entry's hits never write to the list and
+	// concurrent readers do not queue behind each other.
+	mu      sync.RWMutex
 	lru     *list.List // of *entry, most recent at the front
-	entries map[string]*list.Element
+	entries map[cache.Key]*list.Element
 	bytes   int64
+	clock   uint64 // advanced by every move to the front; entry.stamp records it
 
-	vmu     sync.Mutex
+	vmu     sync.RWMutex
 	tenants map[string]*tenantVersions
 }
 
 type entry struct {
-	key     string
-	value   []byte
+	key     cache.Key
+	value   []byte // never written after Set, so View can lend it
 	expires time.Time
 	weight  int64
+	stamp   uint64 // clock when the entry was last moved to the front
 }
 
 type tenantVersions struct {
@@ -65,7 +71,7 @@ func New(cfg Config, deps Deps) (*Cache, error) {
 		now:     now,
 		closed:  make(chan struct{}),
 		lru:     list.New(),
-		entries: make(map[string]*list.Element),
+		entries: make(map[cache.Key]*list.Element),
 		tenants: make(map[string]*tenantVersions),
 	}, nil
 }
@@ -84,23 +90,59 @@ func (c *Cache) checkOpen(ctx context.Context) error {
 
 // Get returns a copy of the value stored under key, or cache.ErrMiss.
 func (c *Cache) Get(ctx context.Context, key cache.Key) ([]byte, error) {
+	v, err := c.View(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), v...), nil
+}
+
+// View returns the value stored under key without copying it, or cache.ErrMiss. The slice
+// must not be modified.
+func (c *Cache) View(ctx context.Context, key cache.Key) ([]byte, error) {
 	if err := c.checkOpen(ctx); err != nil {
 		return nil, err
 	}
-	k := key.String()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.entries[k]
+	now := c.now()
+	c.mu.RLock()
+	el, ok := c.entries[key]
 	if !ok {
+		c.mu.RUnlock()
 		return nil, cache.ErrMiss
 	}
 	e := el.Value.(*entry)
-	if !c.now().Before(e.expires) {
+	if now.Before(e.expires) && c.freshLocked(e) {
+		c.mu.RUnlock()
+		return e.value, nil
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok = c.entries[key]; !ok {
+		return nil, cache.ErrMiss
+	}
+	e = el.Value.(*entry)
+	if !now.Before(e.expires) {
 		c.removeLocked(el)
 		return nil, cache.ErrMiss
 	}
+	c.frontLocked(el)
+	return e.value, nil
+}
+
+// freshLocked reports whether e is among the most recently used quarter of the entries:
+// every entry in front of it was moved there after it, so fewer than a quarter of the
+// entries are. Such an entry is not moved on a hit; eviction, which takes from the back,
+// still reaches it only after three quarters of the cache are gone.
+func (c *Cache) freshLocked(e *entry) bool {
+	return c.clock-e.stamp <= uint64(len(c.entries)/4)
+}
+
+// frontLocked moves el to the front of the LRU and stamps it.
+func (c *Cache) frontLocked(el *list.Element) {
+	c.clock++
+	el.Value.(*entry).stamp = c.clock
 	c.lru.MoveToFront(el)
-	return append([]byte(nil), e.value...), nil
 }
 
 // Set stores a copy of value under key for ttl, evicting least recently used entries to
@@ -115,22 +157,23 @@ func (c *Cache) Set(ctx context.Context, key cache.Key, value []byte, ttl time.D
 	if ttl <= 0 {
 		ttl = c.cfg.DefaultTTL
 	}
-	k := key.String()
 	e := &entry{
-		key:     k,
+		key:     key,
 		value:   append([]byte(nil), value...),
 		expires: c.now().Add(ttl),
-		weight:  int64(len(k)+len(value)) + entryOverhead,
+		weight:  int64(len(key.Tenant)+len(key.Hash)+len(value)) + entryOverhead,
 	}
 	if e.weight > c.cfg.MaxBytes {
 		return fmt.Errorf("%w: %d bytes with bookkeeping, cache holds %d", cache.ErrTooLarge, e.weight, c.cfg.MaxBytes)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.entries[k]; ok {
+	if el, ok := c.entries[key]; ok {
 		c.removeLocked(el)
 	}
-	c.entries[k] = c.lru.PushFront(e)
+	c.clock++
+	e.stamp = c.clock
+	c.entries[key] = c.lru.PushFront(e)
 	c.bytes += e.weight
 	for c.bytes > c.cfg.MaxBytes {
 		c.removeLocked(c.lru.Back())
@@ -146,8 +189,8 @@ func (c *Cache) removeLocked(el *list.Element) {
 
 // Bytes returns the bytes currently accounted against MaxBytes.
 func (c *Cache) Bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.bytes
 }
 
@@ -157,8 +200,8 @@ func (c *Cache) Versions(ctx context.Context, tenant string, deps cache.Deps) (c
 		return cache.Versions{}, err
 	}
 	v := cache.Versions{AllTables: deps.AllTables, Tables: make(map[string]uint64, len(deps.Tables))}
-	c.vmu.Lock()
-	defer c.vmu.Unlock()
+	c.vmu.RLock()
+	defer c.vmu.RUnlock()
 	tv := c.tenants[tenant]
 	for _, table := range deps.Tables {
 		v.Tables[table] = 0
@@ -230,7 +273,7 @@ func (c *Cache) Close(context.Context) error {
 		close(c.closed)
 		c.mu.Lock()
 		c.lru.Init()
-		c.entries = make(map[string]*list.Element)
+		c.entries = make(map[cache.Key]*list.Element)
 		c.bytes = 0
 		c.mu.Unlock()
 	})

@@ -56,3 +56,38 @@ func TestValidateNamesEveryBadKey(t *testing.T) {
 		t.Errorf("zero Config (defaults) = %v; want valid", err)
 	}
 }
+
+func TestViewLendsTheStoredValueAndGetCopies(t *testing.T) {
+	c, err := localcache.New(localcache.Config{}, localcache.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(t.Context()) })
+	key := cache.NewKey("t", "SELECT 1", nil, cache.Versions{})
+	if _, err := c.View(t.Context(), key); !errors.Is(err, cache.ErrMiss) {
+		t.Fatalf("View before Set: %v; want ErrMiss", err)
+	}
+	src := []byte("result")
+	if err := c.Set(t.Context(), key, src, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	src[0] = 'X' // Set must have copied
+	v1, err := c.View(t.Context(), key)
+	if err != nil || string(v1) != "result" {
+		t.Fatalf("View = %q, %v", v1, err)
+	}
+	v2, _ := c.View(t.Context(), key)
+	if &v1[0] != &v2[0] {
+		t.Error("View copied the value; want the stored slice lent")
+	}
+	g, _ := c.Get(t.Context(), key)
+	if &g[0] == &v1[0] {
+		t.Error("Get lent the stored slice; want a copy the caller owns")
+	}
+	if err := c.Set(t.Context(), key, []byte("newer!"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if string(v1) != "result" {
+		t.Errorf("a lent value changed after the entry was replaced: %q", v1)
+	}
+}

@@ -57,6 +57,13 @@ type body struct {
 // ServeHTTP answers GET|POST /v1/pipes/{name} for tenant, whose tables live in target. The
 // pipe name is the request's "name" path value.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant string, target store.Target) {
+	h.ServeHTTPAllow(w, r, tenant, target, nil)
+}
+
+// ServeHTTPAllow is ServeHTTP for a caller restricted to the tables allowTable accepts (nil:
+// unrestricted): the tables the pipe declares, or else the tables its SQL names, must pass
+// (query.Request.AllowTable).
+func (h *Handler) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allowTable func(string) bool) {
 	name := r.PathValue("name")
 	p, ok := h.deps.Pipes.Pipes(tenant).Get(name)
 	if !ok {
@@ -80,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant strin
 		return
 	}
 	req := query.Request{SQL: p.SQL, Params: params, Format: opts.format, MaxRows: opts.maxRows, NoCache: opts.noCache,
-		TTL: p.TTL, Tables: p.Tables}
+		TTL: p.TTL, Tables: p.Tables, AllowTable: allowTable}
 	h.deps.Query.Serve(w, r.Context(), tenant, target, req)
 }
 

@@ -60,6 +60,12 @@ func Tables(sql string) (tables []Table, sure bool) {
 	if first < 0 || !(stmt[first].is("SELECT") || stmt[first].is("WITH")) {
 		return nil, false
 	}
+	return scanTables(stmt)
+}
+
+// scanTables finds the tables the tokens of a SELECT (or of the SELECT part of a statement)
+// read; see [Tables].
+func scanTables(stmt []token) (tables []Table, sure bool) {
 	s := &tableScan{toks: stmt, sure: true, seen: map[Table]bool{}}
 	for i, t := range stmt {
 		switch {

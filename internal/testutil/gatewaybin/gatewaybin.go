@@ -1,6 +1,7 @@
 // Package gatewaybin gives the suites that drive the real wavehouse binary (tests/integration,
-// tests/idempotency, tests/split) one way to build it and to give its processes a clean
-// environment.
+// tests/idempotency, tests/split, tests/tenants) one way to build it, to give its processes a
+// clean environment, and to run them (Process: start, wait for readiness, capture output, stop
+// gracefully, kill).
 package gatewaybin
 
 import (

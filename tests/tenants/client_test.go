@@ -1,0 +1,210 @@
+package tenants_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// response is a decoded HTTP answer.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r response) String() string { return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body)) }
+
+// ok reports a 2xx status.
+func (r response) ok() bool { return r.Status >= 200 && r.Status < 300 }
+
+// apiError is the JSON error body of every non-2xx answer.
+type apiError struct {
+	Code      string          `json:"code"`
+	Error     string          `json:"error"`
+	Retryable bool            `json:"retryable"`
+	Details   json.RawMessage `json:"details"`
+}
+
+// errorBody decodes the error body (zero value when it is not one).
+func (r response) errorBody() apiError {
+	var e apiError
+	_ = json.Unmarshal(r.Body, &e)
+	return e
+}
+
+// do sends one request with token as the bearer credential ("" sends none) and reads the whole
+// answer; a transport error fails the test. hdr is pairs of header name and value.
+func (g *gateway) do(t *testing.T, method, path, token string, body []byte, hdr ...string) response {
+	t.Helper()
+	r, err := g.try(t.Context(), method, path, token, body, hdr...)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// try is do returning the transport error.
+func (g *gateway) try(ctx context.Context, method, path, token string, body []byte, hdr ...string) (response, error) {
+	resp, err := g.send(ctx, method, path, token, body, hdr...)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, err
+	}
+	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// send sends one request and returns the open response.
+func (g *gateway) send(ctx context.Context, method, path, token string, body []byte, hdr ...string) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, g.API+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	return g.client.Do(req)
+}
+
+// sql runs operator SQL through /v1/ops/sql with token (an admin key, or the operator key with
+// ?tenant= in path) and requires success.
+func (g *gateway) sql(t *testing.T, token, tenantParam, stmt string) {
+	t.Helper()
+	path := "/v1/ops/sql"
+	if tenantParam != "" {
+		path += "?tenant=" + tenantParam
+	}
+	b, _ := json.Marshal(map[string]string{"sql": stmt})
+	if r := g.do(t, http.MethodPost, path, token, b); r.Status != http.StatusOK {
+		t.Fatalf("ops/sql %q: %s", stmt, r)
+	}
+}
+
+// ingest posts one JSON row and returns the answer.
+func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...string) response {
+	t.Helper()
+	path := "/v1/ingest/" + table
+	if query != "" {
+		path += "?" + query
+	}
+	return g.do(t, http.MethodPost, path, token, []byte(row), hdr...)
+}
+
+// query runs SQL through /v1/query (ndjson) and returns the answer.
+func (g *gateway) query(t *testing.T, token, stmt string) response {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"sql": stmt, "format": "ndjson"})
+	return g.do(t, http.MethodPost, "/v1/query", token, b)
+}
+
+// ids runs SQL selecting a column id through /v1/query, requires 200 and returns the ids.
+func (g *gateway) ids(t *testing.T, token, stmt string) []string {
+	t.Helper()
+	r := g.query(t, token, stmt)
+	if r.Status != http.StatusOK {
+		t.Fatalf("query %q: %s", stmt, r)
+	}
+	return idsOf(t, r.Body)
+}
+
+// idsOf decodes ndjson rows and returns their id fields.
+func idsOf(t *testing.T, b []byte) []string {
+	t.Helper()
+	var out []string
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for dec.More() {
+		var row struct {
+			ID string `json:"id"`
+		}
+		if err := dec.Decode(&row); err != nil {
+			t.Fatalf("decoding rows %q: %v", b, err)
+		}
+		out = append(out, row.ID)
+	}
+	return out
+}
+
+// stream is an open SSE connection collecting the data lines of its events.
+type stream struct {
+	Status int
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu   sync.Mutex
+	data []string
+}
+
+// openStream opens /v1/stream/{table}?since=0 with token. A non-200 answer is returned with
+// the stream already closed.
+func (g *gateway) openStream(t *testing.T, token, table string) *stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err := g.send(ctx, http.MethodGet, "/v1/stream/"+table+"?since=0", token, nil, "Accept", "text/event-stream")
+	if err != nil {
+		cancel()
+		t.Fatalf("stream %s: %v", table, err)
+	}
+	s := &stream{Status: resp.StatusCode, cancel: cancel, done: make(chan struct{})}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		close(s.done)
+		return s
+	}
+	go func() {
+		defer close(s.done)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				s.mu.Lock()
+				s.data = append(s.data, d)
+				s.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(s.close)
+	return s
+}
+
+// text returns every data line received so far.
+func (s *stream) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.data, "\n")
+}
+
+// waitFor waits until the stream has delivered marker.
+func (s *stream) waitFor(t *testing.T, what, marker string) {
+	t.Helper()
+	eventually(t, 30*time.Second, what, func() bool { return strings.Contains(s.text(), marker) })
+}
+
+// close ends the stream and waits for its reader.
+func (s *stream) close() {
+	s.cancel()
+	<-s.done
+}

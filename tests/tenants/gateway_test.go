@@ -1,0 +1,195 @@
+package tenants_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// readyTimeout bounds a gateway's boot (chDB loads a large library; the box is shared).
+const readyTimeout = 120 * time.Second
+
+// gatewayOptions is what varies between the gateways the tests start.
+type gatewayOptions struct {
+	// Listen is the host of server.listen (default 127.0.0.1); the port is always a free one.
+	Listen string
+	// AllowAnonymous sets auth.allow_anonymous.
+	AllowAnonymous bool
+	// PollInterval is settings_poll_interval (default 200ms).
+	PollInterval string
+	// Env are extra KEY=VALUE variables for the process.
+	Env []string
+	// Store is the store block of the config (default: chdb with testsvc.CHDBLib).
+	Store string
+	// Extra is appended to the config verbatim (top-level YAML).
+	Extra string
+}
+
+// gateway is one all-in-one wavehouse process (chDB store, embedded queue) with a settings
+// directory and an operator key.
+type gateway struct {
+	dir      string
+	CfgPath  string
+	Settings string // settings_dir
+	API      string // base URL of the API listener
+	Ops      string // base URL of the ops listener
+	Operator string // the operator key
+	client   *http.Client
+	proc     *gatewaybin.Process
+}
+
+// newGateway prepares a gateway (config, operator key, empty settings directory) without
+// starting it; seed the settings with writeTenant, then call proc.Start.
+func newGateway(t *testing.T, o gatewayOptions) *gateway {
+	t.Helper()
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1"
+	}
+	if o.PollInterval == "" {
+		o.PollInterval = "200ms"
+	}
+	if o.Store == "" {
+		o.Store = fmt.Sprintf("store:\n  backend: chdb\n  chdb:\n    lib_path: %q\n", testsvc.CHDBLib(t))
+	}
+	dir := t.TempDir()
+	g := &gateway{
+		dir:      dir,
+		Settings: filepath.Join(dir, "settings"),
+		Operator: newOperatorKey(t),
+		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
+	}
+	t.Cleanup(g.client.CloseIdleConnections)
+	if err := os.MkdirAll(filepath.Join(g.Settings, "tenants"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opKeyFile := filepath.Join(dir, "operator.key")
+	if err := os.WriteFile(opKeyFile, []byte(g.Operator+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
+	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	cfg := fmt.Sprintf(`server:
+  listen: %s:%d
+ops:
+  listen: 127.0.0.1:%d
+data_dir: %s
+settings_dir: %s
+settings_poll_interval: %s
+shutdown_timeout: 20s
+log:
+  level: info
+auth:
+  allow_anonymous: %t
+  operator_key_file: %s
+ingest:
+  wait_timeout: 20s
+  flush:
+    max_wait: 200ms
+%smq:
+  backend: embedded
+  embedded:
+    sync: always
+%s`, o.Listen, apiPort, opsPort, filepath.Join(dir, "data"), g.Settings, o.PollInterval, o.AllowAnonymous,
+		opKeyFile, o.Store, o.Extra)
+	g.CfgPath = filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(g.CfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.proc = gatewaybin.NewProcess(t, gatewaybin.ProcessConfig{
+		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", g.CfgPath}, Env: o.Env,
+		Dir: dir, LogPath: secrets.outputPath(t, "gateway"), Ops: g.Ops, ReadyTimeout: readyTimeout,
+	})
+	return g
+}
+
+// startGateway is newGateway with the given tenants written, then started.
+func startGateway(t *testing.T, o gatewayOptions, tenants ...*tenant) *gateway {
+	t.Helper()
+	g := newGateway(t, o)
+	for _, tn := range tenants {
+		g.writeTenant(t, tn)
+	}
+	g.proc.Start(t)
+	return g
+}
+
+// writeTenant writes (or rewrites) a tenant's settings, as a folder with its pipes, by writing
+// new files and renaming them into place, the way docs/tenants.md asks editors to.
+func (g *gateway) writeTenant(t *testing.T, tn *tenant) {
+	t.Helper()
+	dir := filepath.Join(g.Settings, "tenants", tn.Name)
+	for name, sql := range tn.Pipes {
+		writeAtomic(t, filepath.Join(dir, "pipes", name+".sql"), sql)
+	}
+	writeAtomic(t, filepath.Join(dir, "tenant.yaml"), tn.yaml())
+}
+
+// removePipe deletes one of a tenant's pipe files.
+func (g *gateway) removePipe(t *testing.T, tn *tenant, name string) {
+	t.Helper()
+	delete(tn.Pipes, name)
+	if err := os.Remove(filepath.Join(g.Settings, "tenants", tn.Name, "pipes", name+".sql")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRaw writes a file of the settings directory as given (for invalid edits).
+func (g *gateway) writeRaw(t *testing.T, rel, content string) {
+	t.Helper()
+	writeAtomic(t, filepath.Join(g.Settings, rel), content)
+}
+
+// writeAtomic writes content to a dot-file beside path (ignored by the settings loader) and
+// renames it into place.
+func writeAtomic(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond every 100 ms until it is true or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// mustContain fails unless s contains every one of want, showing the end of s.
+func mustContain(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Fatalf("%s does not contain %q; it ends with:\n%s", what, w, s[max(0, len(s)-4000):])
+		}
+	}
+}
+
+// gatewaybinRun runs a wavehouse subcommand to completion (config check, keys create).
+func gatewaybinRun(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	return gatewaybin.Run(t, binaryPath, env, args...)
+}
