@@ -23,6 +23,10 @@
 // for the column type, and [Type.AppendDriver] turns a value scanned by clickhouse-go back into
 // canonical JSON, so both store backends produce byte-identical query rows.
 //
+// [ArrayScanner], [SkipValue], [AppendUnquote] and [IsNumber] are the allocation-free JSON
+// primitives this package validates with, exported so a store backend can decode canonical rows
+// in place with exactly the same notion of an element, a string and a number.
+//
 // # Errors
 //
 // Parse fails only on malformed type text; a well-formed but unknown type (AggregateFunction,
@@ -30,7 +34,8 @@
 // "unsupported_type". Per-value problems are *[Error] values with a stable [Code]
 // (type_mismatch, out_of_range, invalid_value, too_long, null_not_allowed, unsupported_type), a
 // human message, and a path for nested values ("[2]", ".key"). No input makes this package
-// panic; FuzzValidate and FuzzToDriver hold it to that.
+// panic; FuzzValidate and FuzzToDriver hold it to that, and FuzzArrayScanner and
+// FuzzAppendUnquote hold the JSON primitives to encoding/json.
 //
 // # Capabilities
 //

@@ -1,9 +1,6 @@
 package chtype
 
-import (
-	"encoding/json"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // trimWS removes JSON insignificant whitespace around a value.
 func trimWS(b []byte) []byte {
@@ -50,6 +47,12 @@ func skipString(b []byte, i int) int {
 	return -1
 }
 
+// SkipValue returns the index just past the JSON value starting at b[i] (no leading
+// whitespace), or -1 when it is not terminated, and i itself when b[i] starts no value. It checks
+// only bracket balance and string termination: a bare token ends at the first delimiter
+// (, ] } : or whitespace) whatever it holds.
+func SkipValue(b []byte, i int) int { return skipValue(b, i) }
+
 // skipValue returns the index just past the JSON value starting at b[i] (no leading whitespace),
 // or -1 when it is not terminated. It checks only bracket balance; elements are validated by
 // their own types.
@@ -91,46 +94,6 @@ func skipValue(b []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// SplitArray calls fn with each element of the JSON array raw (whitespace trimmed). It reports
-// false when raw is not a well-bracketed array.
-func SplitArray(raw []byte, fn func(i int, elem []byte) error) (bool, error) {
-	raw = trimWS(raw)
-	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
-		return false, nil
-	}
-	i, n := 1, 0
-	for {
-		for i < len(raw) && isWS(raw[i]) {
-			i++
-		}
-		if i < len(raw) && raw[i] == ']' && n == 0 {
-			return i == len(raw)-1, nil
-		}
-		j := skipValue(raw, i)
-		if j < 0 || j == i {
-			return false, nil
-		}
-		if err := fn(n, raw[i:j]); err != nil {
-			return true, err
-		}
-		n++
-		for j < len(raw) && isWS(raw[j]) {
-			j++
-		}
-		if j >= len(raw) {
-			return false, nil
-		}
-		switch raw[j] {
-		case ',':
-			i = j + 1
-		case ']':
-			return j == len(raw)-1, nil
-		default:
-			return false, nil
-		}
-	}
 }
 
 // splitObject calls fn with each raw key (a JSON string) and value of the JSON object raw.
@@ -206,11 +169,11 @@ func unquote(raw []byte) (string, bool) {
 	if simple && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	b, ok := AppendUnquote(nil, raw)
+	if !ok {
 		return "", false
 	}
-	return s, true
+	return string(b), true
 }
 
 const hexDigits = "0123456789abcdef"
@@ -257,6 +220,10 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// IsNumber reports whether b is exactly one JSON number token (no sign but '-', no leading
+// zeros, no surrounding whitespace).
+func IsNumber(b []byte) bool { return isNumber(b) }
 
 // isNumber reports whether b is a JSON number token.
 func isNumber(b []byte) bool {

@@ -10,6 +10,11 @@ type Batch struct {
 	Columns []string
 	// Rows are canonical rows: JSON arrays of canonical values (see chtype), one per row.
 	Rows [][]byte
+	// DedupToken, when set, is sent as the insert_deduplication_token of the statement: a repeat
+	// of an insert with the same token into a table that deduplicates inserts (Replicated*, or
+	// MergeTree with non_replicated_deduplication_window > 0) is dropped by the server. Stores
+	// whose engine lacks the setting (Capabilities.InsertDedupToken false) ignore it.
+	DedupToken string
 }
 
 // Bytes returns the total size of the rows, for metrics and batching decisions.

@@ -33,7 +33,12 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 		}
 		q.WriteString(sqlbind.QuoteIdent(c))
 	}
-	q.WriteString(") SETTINGS session_timezone = 'UTC', input_format_allow_errors_num = 0, input_format_skip_unknown_fields = 0, input_format_json_named_tuples_as_objects = 0 FORMAT JSONCompactEachRow\n")
+	q.WriteString(") SETTINGS session_timezone = 'UTC', input_format_allow_errors_num = 0, input_format_skip_unknown_fields = 0, input_format_json_named_tuples_as_objects = 0")
+	if b.DedupToken != "" {
+		q.WriteString(", insert_deduplication_token = ")
+		q.WriteString(sqlbind.Quote(b.DedupToken))
+	}
+	q.WriteString(" FORMAT JSONCompactEachRow\n")
 	for i, r := range b.Rows {
 		if bytes.ContainsAny(r, "\n\r") {
 			// Canonical rows never contain raw newlines (strings are escaped); a row that does

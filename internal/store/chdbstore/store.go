@@ -141,7 +141,7 @@ func (s *Store) Ping(ctx context.Context, _ store.Target) error {
 // Capabilities reports the embedded engine's abilities: every modern type; parameters are bound
 // on the client.
 func (s *Store) Capabilities(context.Context, store.Target) (store.Capabilities, error) {
-	return store.Capabilities{ModernTypes: true}, nil
+	return store.Capabilities{ModernTypes: true, InsertDedupToken: true}, nil
 }
 
 // Exec runs sql with target.Database as the current database.

@@ -72,12 +72,13 @@ func BenchmarkAppendOnly(b *testing.B) {
 			t, _ := chtype.Parse(s)
 			types = append(types, t)
 		}
+		s := &Store{}
 		for b.Loop() {
 			batch, err := conn.PrepareBatch(ctx, ins)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := appendRows(batch, sb, types); err != nil {
+			if err := s.appendRows(batch, sb, types); err != nil {
 				b.Fatal(err)
 			}
 			_ = batch.Abort()

@@ -1,274 +1,266 @@
 package clickhousestore
 
 import (
-	"fmt"
-	"strconv"
-	"time"
-	"unsafe"
-
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
 )
 
 // builder accumulates one column of a batch from canonical values and hands it to the driver.
-// Common scalar types (and Nullable/Array of them) are built as typed slices appended in one
-// call, which skips the driver's per-value reflection; other types go value by value through
+// Common scalar types, and Nullable and Array of them, are built as typed slices handed over in
+// one call (skipping the driver's per-value reflection); other types go value by value through
 // chtype's ToDriver.
 type builder interface {
-	add(elem []byte) error
+	// take converts the value starting at row[i] (no leading whitespace) and returns the index
+	// just past it, or end < 0 when no JSON value starts there. On error or end < 0 the builder
+	// is unchanged.
+	take(row []byte, i int) (end int, err error)
+	// flush appends the accumulated values to the driver's column.
 	flush(col driver.BatchColumn) error
-	// values returns the accumulated slice.
+	// values returns the accumulated values as one slice, for tests.
 	values() any
+	// reset empties the builder for the next batch, keeping its capacity and dropping its
+	// references to the previous batch's rows.
+	reset()
 }
 
-// newBuilder returns the builder for a column type.
-func newBuilder(t *chtype.Type, n int) builder {
-	base := t
+// shape is how a fast-path column wraps its scalar type.
+type shape uint8
+
+const (
+	shapePlain shape = iota
+	shapeNullable
+	shapeArray
+)
+
+// newBuilder returns the builder for a column of type t expecting n rows; escaped strings are
+// decoded into ar.
+func newBuilder(t *chtype.Type, n int, ar *arena) builder {
+	base, lowCard := t, false
 	for base.Kind == chtype.LowCardinality {
-		base = base.Elem
+		base, lowCard = base.Elem, true
 	}
-	if p := scalarParser(base); p != nil {
-		return p(n)
+	sh, elem := shapePlain, base
+	switch base.Kind {
+	case chtype.Nullable:
+		sh, elem = shapeNullable, base.Elem
+	case chtype.Array:
+		sh, elem = shapeArray, base.Elem
+	}
+	switch elem.Kind {
+	case chtype.String:
+		return build(sh, t, n, stringParser(elem, !lowCard, ar))
+	case chtype.UInt8:
+		return build(sh, t, n, uintParser[uint8](elem))
+	case chtype.UInt16:
+		return build(sh, t, n, uintParser[uint16](elem))
+	case chtype.UInt32:
+		return build(sh, t, n, uintParser[uint32](elem))
+	case chtype.UInt64:
+		return build(sh, t, n, uintParser[uint64](elem))
+	case chtype.Int8:
+		return build(sh, t, n, intParser[int8](elem, 8))
+	case chtype.Int16:
+		return build(sh, t, n, intParser[int16](elem, 16))
+	case chtype.Int32:
+		return build(sh, t, n, intParser[int32](elem, 32))
+	case chtype.Int64:
+		return build(sh, t, n, intParser[int64](elem, 64))
+	case chtype.Float32:
+		return build(sh, t, n, floatParser[float32](elem, 32))
+	case chtype.Float64:
+		return build(sh, t, n, floatParser[float64](elem, 64))
+	case chtype.Date:
+		return build(sh, t, n, dateParser(elem))
+	case chtype.DateTime:
+		return build(sh, t, n, timeParser(elem))
 	}
 	return &rowBuilder{t: t, vals: make([]any, 0, n)}
 }
 
-type sliceBuilder[T any] struct {
-	vals  []T
-	parse func([]byte) (T, error)
-}
-
-func (b *sliceBuilder[T]) add(e []byte) error {
-	v, err := b.parse(e)
-	if err != nil {
-		return err
+func build[T any](sh shape, t *chtype.Type, n int, p parser[T]) builder {
+	switch sh {
+	case shapeNullable:
+		return &nullBuilder[T]{vals: make([]*T, 0, n), p: p}
+	case shapeArray:
+		return &arrayBuilder[T]{t: t, ends: make([]int, 0, n), slab: make([]T, 0, n), p: p}
 	}
-	b.vals = append(b.vals, v)
-	return nil
+	return &plainBuilder[T]{vals: make([]T, 0, n), p: p}
 }
 
-func (b *sliceBuilder[T]) flush(col driver.BatchColumn) error { return col.Append(b.vals) }
-
-func (b *sliceBuilder[T]) values() any { return b.vals }
-
-// typed returns the constructor of a typed builder using parse.
-func typed[T any](_ *chtype.Type, parse func([]byte) (T, error)) func(n int) builder {
-	return func(n int) builder { return &sliceBuilder[T]{vals: make([]T, 0, n), parse: parse} }
+// plainBuilder builds a column of a scalar type.
+type plainBuilder[T any] struct {
+	vals []T
+	p    parser[T]
 }
 
-// scalarParser returns a builder constructor for base when it has a fast path.
-func scalarParser(base *chtype.Type) func(n int) builder {
-	switch base.Kind {
-	case chtype.Nullable:
-		return nullableParser(base.Elem)
-	case chtype.Array:
-		return arrayParser(base.Elem)
+func (b *plainBuilder[T]) take(row []byte, i int) (int, error) {
+	v, end, err := b.p.take(row, i)
+	if err == nil && end >= 0 {
+		b.vals = append(b.vals, v)
 	}
-	return plain(base)
+	return end, err
 }
 
-// plain picks the typed builder of a non-nullable scalar; each parse falls back to ToDriver for
-// any input its fast path does not recognise, so results never differ from ToDriver's.
-func plain(t *chtype.Type) func(n int) builder {
-	switch t.Kind {
-	case chtype.String:
-		return typed(t, stringParser(t))
-	case chtype.UInt8:
-		return typed(t, uintParser[uint8](t, 8))
-	case chtype.UInt16:
-		return typed(t, uintParser[uint16](t, 16))
-	case chtype.UInt32:
-		return typed(t, uintParser[uint32](t, 32))
-	case chtype.UInt64:
-		return typed(t, uintParser[uint64](t, 64))
-	case chtype.Int8:
-		return typed(t, intParser[int8](t, 8))
-	case chtype.Int16:
-		return typed(t, intParser[int16](t, 16))
-	case chtype.Int32:
-		return typed(t, intParser[int32](t, 32))
-	case chtype.Int64:
-		return typed(t, intParser[int64](t, 64))
-	case chtype.Float64:
-		return typed(t, floatParser(t))
-	case chtype.DateTime:
-		return typed(t, timeParser(t))
+func (b *plainBuilder[T]) flush(col driver.BatchColumn) error { return col.Append(b.vals) }
+
+func (b *plainBuilder[T]) values() any { return b.vals }
+
+func (b *plainBuilder[T]) reset() {
+	clear(b.vals)
+	b.vals = b.vals[:0]
+}
+
+// nullBuilder builds a Nullable column as pointers into one slab, so a value costs no
+// allocation of its own.
+type nullBuilder[T any] struct {
+	vals []*T
+	slab []T
+	p    parser[T]
+}
+
+func (b *nullBuilder[T]) take(row []byte, i int) (int, error) {
+	if end := i + 4; end <= len(row) && string(row[i:end]) == "null" && delim(row, end) {
+		b.vals = append(b.vals, nil)
+		return end, nil
 	}
-	return nil
-}
-
-func nullableParser(elem *chtype.Type) func(n int) builder {
-	switch elem.Kind {
-	case chtype.String:
-		return typed(elem, nullable(stringParser(elem)))
-	case chtype.UInt64:
-		return typed(elem, nullable(uintParser[uint64](elem, 64)))
-	case chtype.Int64:
-		return typed(elem, nullable(intParser[int64](elem, 64)))
-	case chtype.Float64:
-		return typed(elem, nullable(floatParser(elem)))
-	case chtype.DateTime:
-		return typed(elem, nullable(timeParser(elem)))
+	v, end, err := b.p.take(row, i)
+	if err != nil || end < 0 {
+		return end, err
 	}
-	return nil
-}
-
-func arrayParser(elem *chtype.Type) func(n int) builder {
-	switch elem.Kind {
-	case chtype.String:
-		return typed(elem, array(stringParser(elem)))
-	case chtype.UInt64:
-		return typed(elem, array(uintParser[uint64](elem, 64)))
-	case chtype.Int64:
-		return typed(elem, array(intParser[int64](elem, 64)))
-	case chtype.Float64:
-		return typed(elem, array(floatParser(elem)))
+	if len(b.slab) == cap(b.slab) {
+		// Earlier pointers keep the old slab alive; only new values go to the new one.
+		b.slab = make([]T, 0, max(cap(b.vals)-len(b.vals), 16))
 	}
-	return nil
+	b.slab = append(b.slab, v)
+	b.vals = append(b.vals, &b.slab[len(b.slab)-1])
+	return end, nil
 }
 
-func nullable[T any](p func([]byte) (T, error)) func([]byte) (*T, error) {
-	return func(e []byte) (*T, error) {
-		if string(e) == "null" {
-			return nil, nil
-		}
-		v, err := p(e)
-		if err != nil {
-			return nil, err
-		}
-		return &v, nil
+func (b *nullBuilder[T]) flush(col driver.BatchColumn) error { return col.Append(b.vals) }
+
+func (b *nullBuilder[T]) values() any { return b.vals }
+
+func (b *nullBuilder[T]) reset() {
+	clear(b.vals)
+	clear(b.slab)
+	b.vals, b.slab = b.vals[:0], b.slab[:0]
+}
+
+// arrayBuilder builds an Array column: all elements in one slab, each row ending at ends[i].
+type arrayBuilder[T any] struct {
+	t    *chtype.Type
+	ends []int
+	slab []T
+	p    parser[T]
+}
+
+func (b *arrayBuilder[T]) take(row []byte, i int) (int, error) {
+	if i >= len(row) {
+		return -1, nil
 	}
-}
-
-func array[T any](p func([]byte) (T, error)) func([]byte) ([]T, error) {
-	return func(e []byte) ([]T, error) {
-		out := []T{}
-		ok, err := chtype.SplitArray(e, func(i int, elem []byte) error {
-			v, err := p(elem)
-			if err != nil {
-				return &chtype.Error{Code: chtype.CodeInvalidValue, Path: "[" + strconv.Itoa(i) + "]", Message: err.Error()}
-			}
-			out = append(out, v)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, &chtype.Error{Code: chtype.CodeTypeMismatch, Message: "expected an array"}
-		}
-		return out, nil
+	mark := len(b.slab)
+	if end, ok := b.fast(row, i); ok {
+		b.ends = append(b.ends, len(b.slab))
+		return end, nil
 	}
-}
-
-// viaDriver converts with ToDriver and asserts the Go type.
-func viaDriver[T any](t *chtype.Type, e []byte) (T, error) {
-	var zero T
-	v, err := t.ToDriver(e)
-	if err != nil {
-		return zero, err
+	b.slab = b.slab[:mark]
+	end := chtype.SkipValue(row, i)
+	if end < 0 || end == i {
+		return -1, nil
 	}
-	out, ok := v.(T)
-	if !ok {
-		return zero, &chtype.Error{Code: chtype.CodeTypeMismatch, Message: fmt.Sprintf("%T for %s", v, t.Name)}
+	if err := b.slowAdd(row[i:end]); err != nil {
+		b.slab = b.slab[:mark]
+		return end, err
 	}
-	return out, nil
+	b.ends = append(b.ends, len(b.slab))
+	return end, nil
 }
 
-// bstr views b as a string without copying, for strconv parsers that do not retain it.
-func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-func simpleString(e []byte) bool {
-	if len(e) < 2 || e[0] != '"' || e[len(e)-1] != '"' {
-		return false
+// fast reads the array starting at row[i] element by element in one pass, appending to slab.
+// It reports false, leaving elements on the slab for the caller to drop, on anything it does
+// not accept, which slowAdd then decides.
+func (b *arrayBuilder[T]) fast(row []byte, i int) (int, bool) {
+	if row[i] != '[' {
+		return 0, false
 	}
-	for _, c := range e[1 : len(e)-1] {
-		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
-			return false
-		}
+	k := skipWS(row, i+1)
+	if k < len(row) && row[k] == ']' {
+		return k + 1, true
 	}
-	return true
-}
-
-func stringParser(t *chtype.Type) func([]byte) (string, error) {
-	return func(e []byte) (string, error) {
-		if simpleString(e) {
-			return string(e[1 : len(e)-1]), nil
-		}
-		return viaDriver[string](t, e)
-	}
-}
-
-type unsigned interface {
-	~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-type signed interface {
-	~int8 | ~int16 | ~int32 | ~int64
-}
-
-func uintParser[T unsigned](t *chtype.Type, bits int) func([]byte) (T, error) {
-	return func(e []byte) (T, error) {
-		if len(e) > 0 && e[0] >= '0' && e[0] <= '9' {
-			if v, err := strconv.ParseUint(bstr(e), 10, bits); err == nil {
-				return T(v), nil
-			}
-		}
-		return viaDriver[T](t, e)
-	}
-}
-
-func intParser[T signed](t *chtype.Type, bits int) func([]byte) (T, error) {
-	return func(e []byte) (T, error) {
-		if len(e) > 0 && (e[0] >= '0' && e[0] <= '9' || e[0] == '-') {
-			if v, err := strconv.ParseInt(bstr(e), 10, bits); err == nil {
-				return T(v), nil
-			}
-		}
-		return viaDriver[T](t, e)
-	}
-}
-
-func floatParser(t *chtype.Type) func([]byte) (float64, error) {
-	return func(e []byte) (float64, error) {
-		if len(e) > 0 && (e[0] >= '0' && e[0] <= '9' || e[0] == '-') {
-			if v, err := strconv.ParseFloat(bstr(e), 64); err == nil {
-				return v, nil
-			}
-		}
-		return viaDriver[float64](t, e)
-	}
-}
-
-// timeParser reads the canonical "YYYY-MM-DD hh:mm:ss" directly; anything else goes through
-// ToDriver, which accepts every form and checks ranges.
-func timeParser(t *chtype.Type) func([]byte) (time.Time, error) {
-	loc := t.Location()
-	return func(e []byte) (time.Time, error) {
-		if len(e) == 21 && e[0] == '"' && e[20] == '"' && e[5] == '-' && e[8] == '-' && e[11] == ' ' && e[14] == ':' && e[17] == ':' {
-			y, ok1 := num(e[1:5])
-			mo, ok2 := num(e[6:8])
-			d, ok3 := num(e[9:11])
-			h, ok4 := num(e[12:14])
-			mi, ok5 := num(e[15:17])
-			s, ok6 := num(e[18:20])
-			if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && y >= 1970 && y <= 2105 && mo >= 1 && mo <= 12 && d >= 1 && d <= 28 && h < 24 && mi < 60 && s < 60 {
-				return time.Date(y, time.Month(mo), d, h, mi, s, 0, loc), nil
-			}
-		}
-		return viaDriver[time.Time](t, e)
-	}
-}
-
-func num(b []byte) (int, bool) {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
+	for {
+		v, end, err := b.p.take(row, k)
+		if err != nil || end < 0 {
 			return 0, false
 		}
-		n = n*10 + int(c-'0')
+		b.slab = append(b.slab, v)
+		k = skipWS(row, end)
+		if k >= len(row) {
+			return 0, false
+		}
+		switch row[k] {
+		case ',':
+			k = skipWS(row, k+1)
+		case ']':
+			return k + 1, true
+		default:
+			return 0, false
+		}
 	}
-	return n, true
+}
+
+// slowAdd converts the whole array e element by element; an error is ToDriver's for e, so
+// messages and paths ("[2]") are the same as on the generic path.
+func (b *arrayBuilder[T]) slowAdd(e []byte) error {
+	var sc chtype.ArrayScanner
+	sc.Reset(e)
+	var fail error
+	for el, ok := sc.Next(); ok && fail == nil; el, ok = sc.Next() {
+		v, err := b.p.slow(el)
+		if err != nil {
+			fail = err
+			break
+		}
+		b.slab = append(b.slab, v)
+	}
+	if fail == nil && sc.Valid() {
+		return nil
+	}
+	if _, err := b.t.ToDriver(e); err != nil {
+		return err
+	}
+	if fail == nil {
+		fail = &chtype.Error{Code: chtype.CodeInvalidValue, Message: "malformed JSON array"}
+	}
+	return fail
+}
+
+// flush appends row by row: the driver's Array column takes a typed slice per row without
+// reflection, but reflects over a slice of rows.
+func (b *arrayBuilder[T]) flush(col driver.BatchColumn) error {
+	start := 0
+	for _, end := range b.ends {
+		if err := col.AppendRow(b.slab[start:end:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+func (b *arrayBuilder[T]) reset() {
+	clear(b.slab[:cap(b.slab)]) // a refused array may have left values past len
+	b.slab, b.ends = b.slab[:0], b.ends[:0]
+}
+
+func (b *arrayBuilder[T]) values() any {
+	out := make([][]T, len(b.ends))
+	start := 0
+	for i, end := range b.ends {
+		out[i] = b.slab[start:end:end]
+		start = end
+	}
+	return out
 }
 
 // rowBuilder is the generic path: ToDriver per value, AppendRow per value.
@@ -277,16 +269,25 @@ type rowBuilder struct {
 	vals []any
 }
 
-func (b *rowBuilder) add(e []byte) error {
-	v, err := b.t.ToDriver(e)
+func (b *rowBuilder) take(row []byte, i int) (int, error) {
+	end := chtype.SkipValue(row, i)
+	if end < 0 || end == i {
+		return -1, nil
+	}
+	v, err := b.t.ToDriver(row[i:end])
 	if err != nil {
-		return err
+		return end, err
 	}
 	b.vals = append(b.vals, v)
-	return nil
+	return end, nil
 }
 
 func (b *rowBuilder) values() any { return b.vals }
+
+func (b *rowBuilder) reset() {
+	clear(b.vals)
+	b.vals = b.vals[:0]
+}
 
 func (b *rowBuilder) flush(col driver.BatchColumn) error {
 	for _, v := range b.vals {
@@ -295,4 +296,11 @@ func (b *rowBuilder) flush(col driver.BatchColumn) error {
 		}
 	}
 	return nil
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }

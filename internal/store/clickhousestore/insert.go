@@ -27,6 +27,7 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	if err != nil {
 		return err
 	}
+	ctx = p.withDedupToken(ctx, b)
 	var q strings.Builder
 	q.WriteString("INSERT INTO ")
 	q.WriteString(sqlbind.QuoteIdent(b.Target.Database))
@@ -53,41 +54,22 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	for i, c := range cols {
 		types[i] = s.parseType(string(c.Type()))
 	}
-	if err := appendRows(batch, b, types); err != nil {
+	if err := s.appendRows(batch, b, types); err != nil {
 		return err
 	}
 	return translate(batch.Send(), store.OpInsert)
 }
 
-func appendRows(batch driver.Batch, b store.Batch, types []*chtype.Type) error {
-	n := len(types)
-	builders := make([]builder, n)
-	for i, t := range types {
-		builders[i] = newBuilder(t, len(b.Rows))
+// appendRows decodes the rows of b with a pooled decoder and hands each column to the batch in
+// one piece. The decoder goes back to the pool only after the flush, because its strings may be
+// views of the rows that the driver copies on Append.
+func (s *Store) appendRows(batch driver.Batch, b store.Batch, types []*chtype.Type) error {
+	d, key := s.decoders.get(types, len(b.Rows))
+	defer s.decoders.put(key, d)
+	if err := d.decode(b); err != nil {
+		return err
 	}
-	for ri, row := range b.Rows {
-		ci := 0
-		ok, err := chtype.SplitArray(row, func(i int, elem []byte) error {
-			if i >= n {
-				return fmt.Errorf("%w: more than %d values", store.ErrRejected, n)
-			}
-			if err := builders[i].add(elem); err != nil {
-				return &store.RowError{Row: ri, Column: b.Columns[i], Err: fmt.Errorf("%w: %w", store.ErrRejected, err)}
-			}
-			ci = i + 1
-			return nil
-		})
-		if err != nil {
-			if _, isRow := err.(*store.RowError); isRow {
-				return err
-			}
-			return &store.RowError{Row: ri, Err: err}
-		}
-		if !ok || ci != n {
-			return &store.RowError{Row: ri, Err: fmt.Errorf("%w: row is not a JSON array of %d values", store.ErrRejected, n)}
-		}
-	}
-	for i, bl := range builders {
+	for i, bl := range d.builders {
 		if err := bl.flush(batch.Column(i)); err != nil {
 			return fmt.Errorf("%w: column %s: %w", store.ErrRejected, b.Columns[i], err)
 		}

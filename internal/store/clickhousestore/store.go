@@ -38,7 +38,8 @@ type Store struct {
 	pools  map[string]*slot
 	closed bool
 
-	types sync.Map // type text → *chtype.Type
+	types    sync.Map // type text → *chtype.Type
+	decoders decoderPool
 }
 
 var (
@@ -243,7 +244,7 @@ func (s *Store) Capabilities(ctx context.Context, target store.Target) (store.Ca
 		return store.Capabilities{}, err
 	}
 	modern := p.major > 22 || p.major == 22 && p.minor >= 3
-	return store.Capabilities{ModernTypes: modern, NativeParameters: p.nativeParams}, nil
+	return store.Capabilities{ModernTypes: modern, NativeParameters: p.nativeParams, InsertDedupToken: p.dedupTokenSupported()}, nil
 }
 
 // Close closes every pool. It is idempotent.

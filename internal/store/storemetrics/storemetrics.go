@@ -143,3 +143,12 @@ func (r *rows) Close() error {
 	}
 	return err
 }
+
+// InsertDeduplicated forwards to the wrapped store when it reports insert deduplication;
+// otherwise inserts are not known to be deduplicated.
+func (s *Store) InsertDeduplicated(ctx context.Context, target store.Target, table string) (bool, error) {
+	if dr, ok := s.next.(store.DedupReporter); ok {
+		return dr.InsertDeduplicated(ctx, target, table)
+	}
+	return false, nil
+}

@@ -56,6 +56,7 @@ type owned struct {
 var (
 	_ store.Store              = (*Router)(nil)
 	_ store.CapabilityReporter = (*Router)(nil)
+	_ store.DedupReporter      = (*Router)(nil)
 )
 
 // New returns a router over the default store def; open creates tenants' own stores.
@@ -183,6 +184,19 @@ func (r *Router) Capabilities(ctx context.Context, target store.Target) (store.C
 		return c.Capabilities(ctx, target)
 	}
 	return store.Capabilities{}, nil
+}
+
+// InsertDeduplicated implements store.DedupReporter for routed stores that report it; inserts
+// into other stores are not known to be deduplicated.
+func (r *Router) InsertDeduplicated(ctx context.Context, target store.Target, table string) (bool, error) {
+	s, err := r.pick(target.Tenant)
+	if err != nil {
+		return false, err
+	}
+	if d, ok := s.(store.DedupReporter); ok {
+		return d.InsertDeduplicated(ctx, target, table)
+	}
+	return false, nil
 }
 
 // Close closes the default store and every tenant store. It is idempotent.
