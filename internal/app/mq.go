@@ -15,6 +15,7 @@ func (a *App) buildMQ() (Component, error) {
 		q, err := embeddedmq.New(embeddedmq.Config{
 			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
 			Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(), MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
+			TenantBudget: a.queueBudget,
 		}, embeddedmq.Deps{Registerer: a.reg})
 		if err != nil {
 			return nil, err
@@ -44,4 +45,16 @@ func unlimited(n int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// queueBudget is a tenant's queue byte budget from its settings (queue_max_bytes); 0 leaves the
+// boot value (mq.embedded.tenant_max_bytes) in force.
+func (a *App) queueBudget(tenant string) int64 {
+	if a.settings == nil {
+		return 0
+	}
+	if t, ok := a.settings.Current().Tenant(tenant); ok {
+		return t.Limits.QueueMaxBytes
+	}
+	return 0
 }

@@ -55,7 +55,7 @@ func closedPort(t *testing.T) string {
 
 // TestTenantWithUnreachableClickHouseAffectsOnlyItself gives tenant "own" its own ClickHouse
 // server and kills it mid-run: "own"'s ingest is still accepted into the queue (validated against
-// the schema read before) and its queries fail with 503, while tenant "up" (on the embedded
+// the schema read before) until its queue budget is full (then 429), its queries fail with 503, while tenant "up" (on the embedded
 // engine) ingests and queries normally. When the server is back, "own"'s queued rows land, each
 // once. A tenant whose server never answered gets 503, not a blind accept.
 func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
@@ -64,7 +64,7 @@ func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
 	cfg.SettingsDir = t.TempDir()
 	up, own, never := newTenantKey(t), newTenantKey(t), newTenantKey(t)
 	writeTenant(t, cfg.SettingsDir, "up", "up_db", up, "")
-	writeTenant(t, cfg.SettingsDir, "own", "own_db", own, fmt.Sprintf("clickhouse:\n  addrs: [%q]\n", ch.NativeAddr))
+	writeTenant(t, cfg.SettingsDir, "own", "own_db", own, fmt.Sprintf("clickhouse:\n  addrs: [%q]\nlimits:\n  queue_max_bytes: 4096\n", ch.NativeAddr))
 	writeTenant(t, cfg.SettingsDir, "never", "never_db", never, fmt.Sprintf("clickhouse:\n  addrs: [%q]\n", closedPort(t)))
 	a := startApp(t, cfg)
 	base := "http://" + a.APIAddr()
@@ -79,10 +79,23 @@ func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
 	}
 
 	ch.Kill(t)
-	for i := 1; i <= 5; i++ {
-		if r := call(t, "POST", base+"/v1/ingest/ev", nd, fmt.Sprintf(`{"id":%d}`, i), "Authorization", own.bearer); r.code != 202 {
-			t.Fatalf("own: ingest %d while its server is down: %d %s, want 202 (queued)", i, r.code, r.raw)
+	// While the server is down, own's rows queue up to its budget (queue_max_bytes), then 429.
+	accepted := 0
+	for i := 1; ; i++ {
+		r := call(t, "POST", base+"/v1/ingest/ev", nd, fmt.Sprintf(`{"id":%d}`, i), "Authorization", own.bearer)
+		if r.code == 429 && strings.Contains(r.raw, "ingest.queue_full") {
+			break
 		}
+		if r.code != 202 {
+			t.Fatalf("own: ingest %d while its server is down: %d %s, want 202 (queued) or 429 queue_full", i, r.code, r.raw)
+		}
+		accepted++
+		if i > 2000 {
+			t.Fatal("own: the queue budget never filled")
+		}
+	}
+	if accepted < 5 {
+		t.Fatalf("own: only %d requests queued before the budget was full", accepted)
 	}
 	if r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS n FROM ev"}`, "Authorization", own.bearer); r.code != 503 || !strings.Contains(r.raw, "store.unavailable") {
 		t.Fatalf("own: query while down: %d %s, want 503 store.unavailable", r.code, r.raw)
@@ -102,11 +115,11 @@ func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
 	ch.Start(t)
 	waitUntilFor(t, 90*time.Second, func() bool {
 		r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS n, uniqExact(id) AS u FROM ev"}`, "Authorization", own.bearer)
-		return r.code == 200 && countIs(r.raw, 6)
+		return r.code == 200 && countIs(r.raw, accepted+1)
 	})
 	r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT uniqExact(id) AS n FROM ev"}`, "Authorization", own.bearer)
-	if !countIs(r.raw, 6) {
-		t.Fatalf("own: distinct ids after recovery: %s, want 6", r.raw)
+	if !countIs(r.raw, accepted+1) {
+		t.Fatalf("own: distinct ids after recovery: %s, want %d", r.raw, accepted+1)
 	}
 }
 

@@ -69,6 +69,34 @@ type gateway struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
 	starts int
+	// env is added to the process environment of the next starts (setEnv).
+	env []string
+}
+
+// setEnv sets the extra environment ("NAME=value" entries) of the following starts.
+func (g *gateway) setEnv(kv ...string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.env = kv
+}
+
+// waitExit waits until the process ended by itself (a crash hook) and forgets it.
+func (g *gateway) waitExit(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	g.mu.Lock()
+	done := g.done
+	g.mu.Unlock()
+	if done == nil {
+		t.Fatal("gateway not running")
+	}
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		t.Fatalf("gateway did not exit by itself within %v", timeout)
+	}
+	g.mu.Lock()
+	g.cmd, g.done = nil, nil
+	g.mu.Unlock()
 }
 
 // newGateway resolves the servers the backends need (isolated by unique names), writes a config
@@ -192,7 +220,7 @@ func (g *gateway) start(t testing.TB) {
 	cmd := exec.Command(binaryPath, "serve", "--config", g.cfgPath)
 	cmd.Dir = g.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = gatewaybin.Env()
+	cmd.Env = append(gatewaybin.Env(), g.env...)
 	if err := cmd.Start(); err != nil {
 		g.mu.Unlock()
 		logf.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,13 @@ type recKey struct{ frame, rec int }
 type unit struct {
 	rec recKey
 	seg payload.Segment
+}
+
+// targetInfo is the store target of a flush and whether inserts into the table are
+// deduplicated by token (for logs and metrics of in-doubt batches).
+type targetInfo struct {
+	target store.Target
+	dedup  bool
 }
 
 // flush inserts one batch of a table's frames and settles every frame exactly once.
@@ -46,7 +54,70 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 		w.nakAll(ctx, frames, wait, log)
 		return
 	}
+	tgt := targetInfo{target: target, dedup: w.dedup.check(ctx, k, target, log)}
+	var plan mq.BatchPlan
+	if w.journal != nil {
+		if frames = w.resolveRedelivered(ctx, k, tgt, frames, log); len(frames) == 0 {
+			return
+		}
+		refs := make([]mq.FrameRef, len(frames))
+		for i, d := range frames {
+			refs[i] = refOf(d)
+		}
+		plan = mq.BatchPlan{ID: mq.PlanID(refs), Tenant: k.tenant, Table: k.table, Frames: refs}
+		if err := w.journal.Plan(ctx, plan); err != nil {
+			m.retries.WithLabelValues("journal").Inc()
+			delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
+			log.Warn("recording the batch plan failed; frames will be redelivered", "error", err, "frames", len(frames), "retry_in", delay.String())
+			w.nakAll(ctx, frames, delay, log)
+			return
+		}
+	}
 
+	recs := make([][]mq.Record, len(frames))
+	for i, d := range frames {
+		recs[i] = d.Records()
+	}
+	start := time.Now()
+	if err := w.insertBatch(ctx, k, tgt, recs, plan.ID, failed); err != nil {
+		if ctx.Err() != nil {
+			w.nakAll(ctx, frames, 0, log) // shutting down: hand the frames to another writer now
+			return
+		}
+		open := br.failure(w.deps.Now())
+		m.retries.WithLabelValues("transient").Inc()
+		delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
+		log.Warn("insert failed transiently; frames will be redelivered", "error", err,
+			"frames", len(frames), "retry_in", delay.String(), "breaker_open", open, "trace_ids", traceIDs(frames))
+		w.nakAll(ctx, frames, delay, log)
+		return
+	}
+	br.success()
+	w.crash.after(stageInserted)
+	if w.journal != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		err := w.journal.MarkInserted(sctx, plan, failedRecords(failed))
+		cancel()
+		if err != nil {
+			// The acks that follow most likely fail too; if they do not, the batch is done.
+			m.settleFailures.WithLabelValues("journal").Inc()
+			log.Error("marking the batch inserted failed; a redelivered frame completes it with the same tokens", "error", err)
+		}
+		w.crash.after(stageMarked)
+	}
+	if w.settle(ctx, k, frames, failed, log) && w.journal != nil {
+		_ = w.journal.Forget(ctx, plan)
+	}
+	log.Debug("batch inserted", "frames", len(frames), "failed_records", len(failed),
+		"duration_ms", time.Since(start).Milliseconds(), "trace_ids", traceIDs(frames))
+}
+
+// insertBatch inserts the records of frames (a plan's frames in plan order) grouped by column
+// list, each statement with the deduplication token of its place in the batch when planID is
+// set. Permanently failing records are marked in failed; a transient (or cancellation) error
+// is returned, after which nothing of the batch may be acknowledged.
+func (w *Writer) insertBatch(ctx context.Context, k tableKey, tgt targetInfo, frames [][]mq.Record, planID string, failed map[recKey]error) error {
+	m := w.deps.Metrics
 	groups, order := w.decode(frames, failed)
 	rows := 0
 	for _, key := range order {
@@ -56,36 +127,23 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 	}
 	m.batchRows.Observe(float64(rows))
 	start := time.Now()
-	for _, key := range order {
-		if err := w.insertIsolating(ctx, target, k.table, groups[key], failed); err != nil {
+	for g, key := range order {
+		if err := w.insertIsolating(ctx, tgt.target, k.table, groups[key], failed, tokenPrefix(planID, g)); err != nil {
 			m.insertDuration.WithLabelValues(store.Classify(err).String()).Observe(time.Since(start).Seconds())
-			if ctx.Err() != nil {
-				w.nakAll(ctx, frames, 0, log) // shutting down: hand the frames to another writer now
-				return
-			}
-			open := br.failure(w.deps.Now())
-			m.retries.WithLabelValues("transient").Inc()
-			delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
-			log.Warn("insert failed transiently; frames will be redelivered", "error", err,
-				"frames", len(frames), "rows", rows, "retry_in", delay.String(), "breaker_open", open, "trace_ids", traceIDs(frames))
-			w.nakAll(ctx, frames, delay, log)
-			return
+			return err
 		}
 	}
-	br.success()
 	m.insertDuration.WithLabelValues("ok").Observe(time.Since(start).Seconds())
-	w.settle(ctx, k, frames, failed, log)
-	log.Debug("batch inserted", "frames", len(frames), "rows", rows, "failed_records", len(failed),
-		"duration_ms", time.Since(start).Milliseconds(), "trace_ids", traceIDs(frames))
+	return nil
 }
 
 // decode splits the frames' records into units grouped by column list (in first-seen order).
 // A record whose payload does not decode is marked failed: it can never be inserted.
-func (w *Writer) decode(frames []mq.Delivery, failed map[recKey]error) (map[string][]unit, []string) {
+func (w *Writer) decode(frames [][]mq.Record, failed map[recKey]error) (map[string][]unit, []string) {
 	groups := map[string][]unit{}
 	var order []string
-	for fi, d := range frames {
-		for ri, r := range d.Records() {
+	for fi, recs := range frames {
+		for ri, r := range recs {
 			segs, err := payload.Decode(r.Payload)
 			if err != nil {
 				failed[recKey{fi, ri}] = fmt.Errorf("%w: %v", store.ErrRejected, err)
@@ -107,10 +165,14 @@ func (w *Writer) decode(frames []mq.Delivery, failed map[recKey]error) (map[stri
 // records — directly when the error names a row, else by bisection — marks them in failed, and
 // inserts the rest. It returns a transient (or cancellation) error, after which nothing of the
 // batch may be acknowledged.
-func (w *Writer) insertIsolating(ctx context.Context, target store.Target, table string, units []unit, failed map[recKey]error) error {
+//
+// token, when set, roots the deduplication tokens of its statements: every statement gets
+// token + its attempt number, and the halves of a bisection extend token with "l" and "r", so
+// the same batch failing the same way sends the same tokens again.
+func (w *Writer) insertIsolating(ctx context.Context, target store.Target, table string, units []unit, failed map[recKey]error, token string) error {
 	units = skipFailed(units, failed)
-	for len(units) > 0 {
-		err := w.insert(ctx, target, table, units)
+	for try := 0; len(units) > 0; try++ {
+		err := w.insert(ctx, target, table, units, subToken(token, "."+strconv.Itoa(try)))
 		switch store.Classify(err) {
 		case store.ClassNone:
 			return nil
@@ -135,12 +197,20 @@ func (w *Writer) insertIsolating(ctx context.Context, target store.Target, table
 			}
 		}
 		mid := len(units) / 2
-		if err := w.insertIsolating(ctx, target, table, units[:mid], failed); err != nil {
+		if err := w.insertIsolating(ctx, target, table, units[:mid], failed, subToken(token, "l")); err != nil {
 			return err
 		}
 		units = skipFailed(units[mid:], failed)
+		token = subToken(token, "r")
 	}
 	return nil
+}
+
+func subToken(token, suffix string) string {
+	if token == "" {
+		return ""
+	}
+	return token + suffix
 }
 
 // wholeBatch reports errors that no subset of the rows could avoid.
@@ -149,12 +219,12 @@ func wholeBatch(err error) bool {
 		errors.Is(err, store.ErrUnknownColumn) || errors.Is(err, store.ErrReadOnly)
 }
 
-func (w *Writer) insert(ctx context.Context, target store.Target, table string, units []unit) error {
+func (w *Writer) insert(ctx context.Context, target store.Target, table string, units []unit, token string) error {
 	n := 0
 	for _, u := range units {
 		n += len(u.seg.Rows)
 	}
-	b := store.Batch{Target: target, Table: table, Columns: units[0].seg.Columns, Rows: make([][]byte, 0, n)}
+	b := store.Batch{Target: target, Table: table, Columns: units[0].seg.Columns, Rows: make([][]byte, 0, n), DedupToken: token}
 	for _, u := range units {
 		b.Rows = append(b.Rows, u.seg.Rows...)
 	}
@@ -185,13 +255,16 @@ func skipFailed(units []unit, failed map[recKey]error) []unit {
 
 // settle acknowledges frames whose records are all inserted and dead-letters the failed records
 // of the others (which acknowledges those frames too).
+//
+// It reports whether every frame was settled.
 func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, failed map[recKey]error, log interface {
 	Error(string, ...any)
-}) {
+}) bool {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	m := w.deps.Metrics
 	inserted := 0
+	all := true
 	for fi, d := range frames {
 		recs := d.Records()
 		var dead []int
@@ -209,7 +282,8 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 		if len(dead) == 0 {
 			if err := d.Ack(sctx); err != nil {
 				m.settleFailures.WithLabelValues("ack").Inc()
-				log.Error("ack after insert failed; the frame will be redelivered and inserted again", "error", err, "seq", d.Meta().Seq)
+				log.Error("ack after insert failed; the frame will be redelivered", "error", err, "seq", d.Meta().Seq)
+				all = false
 				continue
 			}
 		} else {
@@ -217,6 +291,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 			if !ok {
 				log.Error("delivery cannot dead-letter; redelivering", "seq", d.Meta().Seq)
 				_ = d.Nak(sctx, w.cfg.BackoffMax)
+				all = false
 				continue
 			}
 			reason := mq.Reason{Code: errorCode(first), Message: strings.Join(reasons, "; "), Attempts: d.Meta().Attempts, LastFailure: w.deps.Now()}
@@ -224,6 +299,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 				m.settleFailures.WithLabelValues("dead_letter").Inc()
 				log.Error("dead-lettering failed; the frame will be redelivered", "error", err, "seq", d.Meta().Seq)
 				_ = d.Nak(sctx, w.cfg.BackoffMin)
+				all = false
 				continue
 			}
 			m.deadLettered.WithLabelValues(k.tenant, k.table, reason.Code).Add(float64(len(dead)))
@@ -245,6 +321,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 			w.deps.Hooks.Inserted(sctx, k.tenant, k.table)
 		}
 	}
+	return all
 }
 
 func (w *Writer) nakAll(ctx context.Context, frames []mq.Delivery, delay time.Duration, log interface {
@@ -270,9 +347,12 @@ func maxAttempts(frames []mq.Delivery) int {
 
 // errorCode is the stable DLQ reason code of a permanent insert failure.
 func errorCode(err error) string {
+	var ce codedError
 	switch {
 	case err == nil:
 		return "unknown"
+	case errors.As(err, &ce):
+		return ce.code
 	case errors.Is(err, store.ErrUnknownTable):
 		return "unknown_table"
 	case errors.Is(err, store.ErrUnknownDatabase):

@@ -16,6 +16,8 @@ type Metrics struct {
 	retries        *prometheus.CounterVec
 	fetchErrors    prometheus.Counter
 	settleFailures *prometheus.CounterVec
+	inDoubt        *prometheus.CounterVec
+	tableDedup     *prometheus.GaugeVec
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -45,12 +47,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "wavehouse_ingest_settle_failures_total",
 			Help: "Failed acks, naks and dead-letterings, by operation; each leaves a frame to be redelivered after the ack wait.",
 		}, []string{"op"}),
+		inDoubt: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_in_doubt_batches_total",
+			Help: "Redelivered frames whose batch may already have been inserted, by outcome: already_inserted (acknowledged without inserting), " +
+				"reinserted_deduplicated, reinserted_not_deduplicated (rows may be twice), claimed_elsewhere, unrecoverable.",
+		}, []string{"outcome"}),
+		tableDedup: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "wavehouse_ingest_table_insert_dedup",
+			Help: "1 when inserts into the table are deduplicated by token (exactly once across crashes), 0 when they are not.",
+		}, []string{"tenant", "table"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures} {
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

@@ -43,15 +43,21 @@ type Deps struct {
 	Schema   SchemaInvalidator
 	Hooks    Hooks
 	Metrics  *Metrics
-	Log      *slog.Logger
+	// Journal records batch plans for exactly-once inserts; nil means the Consumer when it
+	// implements mq.Journal (both JetStream backends do), else inserts are at least once.
+	Journal mq.Journal
+	Log     *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
 // Writer is the ingest role's worker.
 type Writer struct {
-	cfg  Config
-	deps Deps
+	cfg     Config
+	deps    Deps
+	journal mq.Journal
+	dedup   *dedupChecker
+	crash   *crashHook
 
 	mu       sync.Mutex
 	tables   map[tableKey]*tableQueue
@@ -78,7 +84,14 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	if deps.Metrics == nil {
 		deps.Metrics, _ = NewMetrics(nil)
 	}
-	return &Writer{cfg: cfg, deps: deps, tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}, nil
+	w := &Writer{cfg: cfg, deps: deps, journal: deps.Journal, tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}
+	if w.journal == nil {
+		w.journal, _ = deps.Consumer.(mq.Journal)
+	}
+	rep, _ := deps.Store.(store.DedupReporter)
+	w.dedup = &dedupChecker{rep: rep, metrics: deps.Metrics, now: deps.Now, tables: map[tableKey]dedupStatus{}}
+	w.crash = crashHookFromEnv()
+	return w, nil
 }
 
 // Run consumes every partition until ctx ends. Buffered frames that were not inserted when ctx

@@ -42,6 +42,9 @@ type Config struct {
 	// acknowledged bytes; beyond it publishes fail with mq: queue full.
 	// Default 256 MiB; -1 unlimited.
 	TenantMaxBytes int64 `yaml:"tenant_max_bytes"`
+	// TenantBudget, when set, returns a tenant's own budget replacing TenantMaxBytes (0: use
+	// TenantMaxBytes, negative: unlimited); it is called on every publish and must be cheap.
+	TenantBudget func(tenant string) int64 `yaml:"-"`
 	// DLQMaxBytes bounds the dead-letter stream. Default 1 GiB; -1 unlimited.
 	DLQMaxBytes int64 `yaml:"dlq_max_bytes"`
 	// DuplicateWindow is how long an idempotency key suppresses repeats.

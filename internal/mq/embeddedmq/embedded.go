@@ -91,6 +91,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		MaxFrameRecords: c.MaxFrameRecords,
 		MaxFrameBytes:   c.MaxFrameBytes,
 		TenantMaxBytes:  max(c.TenantMaxBytes, 0),
+		TenantBudget:    c.TenantBudget,
 	})
 	if err == nil {
 		err = c.topology().Ensure(ctx, jq.JetStream())

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"gopkg.in/yaml.v3"
@@ -101,6 +102,7 @@ type nackKeyValue struct {
 	Bucket      string `yaml:"bucket"`
 	Description string `yaml:"description,omitempty"`
 	History     int    `yaml:"history"`
+	TTL         string `yaml:"ttl,omitempty"`
 	Storage     string `yaml:"storage"`
 	Replicas    int    `yaml:"replicas"`
 }
@@ -132,7 +134,7 @@ func (t Topology) RenderNack() ([]byte, error) {
 	}
 	for _, k := range t.KeyValues() {
 		docs = append(docs, nackResource{APIVersion: api, Kind: "KeyValue", Metadata: nackMetadata{Name: k8sName(k.Bucket)}, Spec: nackKeyValue{
-			Bucket: k.Bucket, Description: k.Description, History: int(k.History), Storage: "file", Replicas: k.Replicas,
+			Bucket: k.Bucket, Description: k.Description, History: int(k.History), TTL: ttlString(k.TTL), Storage: "file", Replicas: k.Replicas,
 		}})
 	}
 	var buf bytes.Buffer
@@ -147,4 +149,11 @@ func (t Topology) RenderNack() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+func ttlString(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
 }

@@ -74,6 +74,9 @@ func (n Names) DLQSubjects() string { return n.Prefix + ".dlq.>" }
 // LeaseBucket returns the coord lease KV bucket name.
 func (n Names) LeaseBucket() string { return n.Prefix + "_leases" }
 
+// JournalBucket returns the batch-plan journal KV bucket name (see Queue.Plan).
+func (n Names) JournalBucket() string { return n.Prefix + "_journal" }
+
 // Partition returns the partition of tenant/table.
 func (n Names) Partition(tenant, table string) int {
 	return mq.PartitionOf(tenant, table, n.Partitions)

@@ -30,6 +30,10 @@ type Options struct {
 	// TenantMaxBytes is the per-tenant budget of published but not yet
 	// acknowledged record bytes tracked by this process; 0 disables it.
 	TenantMaxBytes int64
+	// TenantBudget, when set, returns tenant's own budget of unacknowledged bytes: 0 means
+	// TenantMaxBytes, a negative value means unlimited for that tenant. It is called on every
+	// publish, so it must be cheap (a settings lookup).
+	TenantBudget func(tenant string) int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Metrics records publish metrics when not nil.
@@ -55,6 +59,9 @@ type Queue struct {
 	subs    map[*subscription]struct{}
 	subjs   map[string]*subjectQueue
 	budget  map[string]int64
+	// journalKV and streams cache the journal bucket and partition stream handles.
+	journalKV jetstream.KeyValue
+	streams   map[int]jetstream.Stream
 }
 
 var _ mq.Queue = (*Queue)(nil)
@@ -92,6 +99,7 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		subs:    make(map[*subscription]struct{}),
 		subjs:   make(map[string]*subjectQueue),
 		budget:  make(map[string]int64),
+		streams: make(map[int]jetstream.Stream),
 	}, nil
 }
 
@@ -177,15 +185,34 @@ func (q *Queue) checkPartition(p int) error {
 	return nil
 }
 
+// budgeting reports whether publishes are charged to tenant budgets.
+func (q *Queue) budgeting() bool {
+	return q.opts.TenantMaxBytes > 0 || q.opts.TenantBudget != nil
+}
+
+// budgetOf returns tenant's budget; 0 or less means unlimited.
+func (q *Queue) budgetOf(tenant string) int64 {
+	if q.opts.TenantBudget != nil {
+		switch b := q.opts.TenantBudget(tenant); {
+		case b > 0:
+			return b
+		case b < 0:
+			return 0
+		}
+	}
+	return q.opts.TenantMaxBytes
+}
+
 // reserve charges n bytes to tenant's budget.
 func (q *Queue) reserve(tenant string, n int64) error {
-	if q.opts.TenantMaxBytes <= 0 {
+	if !q.budgeting() {
 		return nil
 	}
+	limit := q.budgetOf(tenant)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.budget[tenant]+n > q.opts.TenantMaxBytes {
-		return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrQueueFull, tenant, q.budget[tenant], q.opts.TenantMaxBytes)
+	if limit > 0 && q.budget[tenant]+n > limit {
+		return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrQueueFull, tenant, q.budget[tenant], limit)
 	}
 	q.budget[tenant] += n
 	return nil
@@ -193,7 +220,7 @@ func (q *Queue) reserve(tenant string, n int64) error {
 
 // release returns n bytes to tenant's budget.
 func (q *Queue) release(tenant string, n int64) {
-	if q.opts.TenantMaxBytes <= 0 {
+	if !q.budgeting() {
 		return
 	}
 	q.mu.Lock()

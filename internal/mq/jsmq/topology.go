@@ -34,6 +34,22 @@ type Topology struct {
 	AckWait time.Duration
 	// MaxAckPending bounds unacknowledged deliveries per partition.
 	MaxAckPending int
+	// JournalTTL is how long a batch plan stays in the journal bucket (its max_age); zero
+	// means DefaultJournalTTL. A frame redelivered after its plan expired is inserted again
+	// without its deduplication tokens (at least once), so it should exceed the longest
+	// ingest outage to be survived exactly once. It must be at least AckWait.
+	JournalTTL time.Duration
+}
+
+// DefaultJournalTTL is the journal retention when Topology.JournalTTL is zero.
+const DefaultJournalTTL = 24 * time.Hour
+
+// journalTTL returns the effective journal retention.
+func (t Topology) journalTTL() time.Duration {
+	if t.JournalTTL <= 0 {
+		return DefaultJournalTTL
+	}
+	return t.JournalTTL
 }
 
 // Names returns the names derived from the topology's prefix.
@@ -59,6 +75,9 @@ func (t Topology) Validate() error {
 	}
 	if t.MaxAckPending < 1 {
 		errs = append(errs, errors.New("max_ack_pending: must be at least 1"))
+	}
+	if t.JournalTTL < 0 || t.JournalTTL > 0 && t.JournalTTL < t.AckWait {
+		errs = append(errs, errors.New("journal_ttl: must be at least ack_wait"))
 	}
 	return errors.Join(errs...)
 }
@@ -138,12 +157,19 @@ func (t Topology) Consumers() []ConsumerSpec {
 	return out
 }
 
-// KeyValues returns the KV buckets (the coord lease bucket).
+// KeyValues returns the KV buckets: the coord leases and the batch-plan journal.
 func (t Topology) KeyValues() []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{{
 		Bucket:      t.Names().LeaseBucket(),
 		Description: "WaveHouse coord leases",
 		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    t.Replicas,
+	}, {
+		Bucket:      t.Names().JournalBucket(),
+		Description: "WaveHouse ingest batch plans (exactly-once inserts)",
+		History:     1,
+		TTL:         t.journalTTL(),
 		Storage:     jetstream.FileStorage,
 		Replicas:    t.Replicas,
 	}}

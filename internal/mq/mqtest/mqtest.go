@@ -79,6 +79,9 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"Stats", testStats},
 		{"Closed", testClosed},
 		{"RetentionRedeliveryDLQReplay", testRetentionRedeliveryDLQReplay},
+		{"JournalPlanLifecycle", testJournalPlanLifecycle},
+		{"JournalLatestPlanWins", testJournalLatestPlanWins},
+		{"JournalGetFrame", testJournalGetFrame},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.f(t, newHarness, caps) })

@@ -102,6 +102,7 @@ func deleteTopology(url string, n jsmq.Names) {
 	}
 	_ = js.DeleteStream(ctx, n.DLQStream())
 	_ = js.DeleteKeyValue(ctx, n.LeaseBucket())
+	_ = js.DeleteKeyValue(ctx, n.JournalBucket())
 }
 
 func TestConformance(t *testing.T) {

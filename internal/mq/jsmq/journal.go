@@ -1,0 +1,493 @@
+package jsmq
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// The batch-plan journal is the KV bucket Names.JournalBucket, one key per plan:
+// "<partition>.<table hash>.<plan id>", so the plans of one table are one subject filter of the
+// bucket's stream. A plan costs one synchronous KV write before the insert (Plan) and one after
+// it (MarkInserted), and a fire-and-forget delete once its frames are acknowledged (Forget):
+// frames are not indexed one by one (each KV write is one fsync under sync: always), so Lookup
+// scans the table's plans written since the oldest frame in question was stored. Only
+// redelivered frames are looked up.
+
+var _ mq.Journal = (*Queue)(nil)
+
+// planMagic starts every encoded plan (format version 1).
+const planMagic = 0xB1
+
+// maxFailedMessage bounds a stored dead-letter message of a failed record.
+const maxFailedMessage = 512
+
+// lookupSkew is subtracted from Lookup's since bound: the journal and the partition streams may
+// have different leaders whose clocks differ.
+const lookupSkew = time.Minute
+
+// journalEntry is a stored plan plus when it was first planned.
+type journalEntry struct {
+	plan      mq.BatchPlan
+	plannedAt int64
+}
+
+func tableHash(tenant, table string) string {
+	h := fnv.New64a()
+	h.Write([]byte(tenant))
+	h.Write([]byte{0})
+	h.Write([]byte(table))
+	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+func (q *Queue) planKey(p mq.BatchPlan) (string, error) {
+	if err := checkName(p.Tenant, p.Table); err != nil {
+		return "", err
+	}
+	if len(p.Frames) == 0 || p.ID == "" {
+		return "", fmt.Errorf("%w: plan without id or frames", mq.ErrInvalid)
+	}
+	part := p.Frames[0].Partition
+	if err := q.checkPartition(part); err != nil {
+		return "", err
+	}
+	return strconv.Itoa(part) + "." + tableHash(p.Tenant, p.Table) + "." + p.ID, nil
+}
+
+func encodePlan(e journalEntry) []byte {
+	p := e.plan
+	b := []byte{planMagic, 0}
+	if p.Inserted {
+		b[1] = 1
+	}
+	var claim int64
+	if !p.ClaimedUntil.IsZero() {
+		claim = p.ClaimedUntil.UnixNano()
+	}
+	b = binary.AppendVarint(b, claim)
+	b = binary.AppendVarint(b, e.plannedAt)
+	b = appendString(b, p.Tenant)
+	b = appendString(b, p.Table)
+	b = binary.AppendUvarint(b, uint64(p.Frames[0].Partition))
+	b = binary.AppendUvarint(b, uint64(len(p.Frames)))
+	var prev uint64
+	for _, f := range p.Frames {
+		b = binary.AppendVarint(b, int64(f.Seq-prev))
+		prev = f.Seq
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.Failed)))
+	for _, f := range p.Failed {
+		msg := f.Message
+		if len(msg) > maxFailedMessage {
+			msg = msg[:maxFailedMessage]
+		}
+		b = binary.AppendUvarint(b, uint64(f.Frame))
+		b = binary.AppendUvarint(b, uint64(f.Record))
+		b = appendString(b, f.Code)
+		b = appendString(b, msg)
+	}
+	return b
+}
+
+var errBadPlan = errors.New("mq: malformed journal entry")
+
+func decodePlan(id string, data []byte) (journalEntry, error) {
+	if len(data) < 2 || data[0] != planMagic {
+		return journalEntry{}, errBadPlan
+	}
+	var e journalEntry
+	p := &e.plan
+	p.ID = id
+	p.Inserted = data[1]&1 != 0
+	d := decoder{b: data[2:]}
+	if claim := d.varint(); claim != 0 {
+		p.ClaimedUntil = time.Unix(0, claim)
+	}
+	e.plannedAt = d.varint()
+	p.Tenant = string(d.bytes())
+	p.Table = string(d.bytes())
+	part := int(d.uvarint())
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(data)) {
+		return journalEntry{}, errBadPlan
+	}
+	p.Frames = make([]mq.FrameRef, n)
+	var seq uint64
+	for i := range p.Frames {
+		seq += uint64(d.varint())
+		p.Frames[i] = mq.FrameRef{Partition: part, Seq: seq}
+	}
+	nf := d.uvarint()
+	if d.err != nil || nf > uint64(len(data)) {
+		return journalEntry{}, errBadPlan
+	}
+	for range nf {
+		f := mq.FailedRecord{Frame: int(d.uvarint()), Record: int(d.uvarint())}
+		f.Code = string(d.bytes())
+		f.Message = string(d.bytes())
+		p.Failed = append(p.Failed, f)
+	}
+	if d.err != nil {
+		return journalEntry{}, errBadPlan
+	}
+	return e, nil
+}
+
+// journal returns the journal bucket, opening it on first use.
+func (q *Queue) journal(ctx context.Context) (jetstream.KeyValue, error) {
+	q.mu.Lock()
+	kv := q.journalKV
+	q.mu.Unlock()
+	if kv != nil {
+		return kv, nil
+	}
+	err := q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = q.js.KeyValue(ctx, q.names.JournalBucket())
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("%w: key-value bucket %s is missing: %w", mq.ErrTopology, q.names.JournalBucket(), err)
+		}
+		return nil, err
+	}
+	q.mu.Lock()
+	q.journalKV = kv
+	q.mu.Unlock()
+	return kv, nil
+}
+
+// Plan implements mq.Journal.
+func (q *Queue) Plan(ctx context.Context, p mq.BatchPlan) error {
+	key, err := q.planKey(p)
+	if err != nil {
+		return err
+	}
+	if err := q.checkConn(); err != nil {
+		return err
+	}
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return err
+	}
+	p.Inserted, p.Failed, p.ClaimedUntil = false, nil, time.Time{}
+	val := encodePlan(journalEntry{plan: p, plannedAt: q.now().UnixNano()})
+	return q.rpc(ctx, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, key, val)
+		return err
+	})
+}
+
+// MarkInserted implements mq.Journal.
+func (q *Queue) MarkInserted(ctx context.Context, p mq.BatchPlan, failed []mq.FailedRecord) error {
+	p.Inserted, p.Failed, p.ClaimedUntil = true, failed, time.Time{}
+	return q.putPlan(ctx, p)
+}
+
+// Release implements mq.Journal.
+func (q *Queue) Release(ctx context.Context, p mq.BatchPlan) error {
+	if p.Inserted {
+		return nil
+	}
+	p.ClaimedUntil = time.Time{}
+	return q.putPlan(ctx, p)
+}
+
+func (q *Queue) putPlan(ctx context.Context, p mq.BatchPlan) error {
+	key, err := q.planKey(p)
+	if err != nil {
+		return err
+	}
+	if err := q.checkConn(); err != nil {
+		return err
+	}
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return err
+	}
+	val := encodePlan(journalEntry{plan: p, plannedAt: q.now().UnixNano()})
+	return q.rpc(ctx, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, key, val)
+		return err
+	})
+}
+
+// Claim implements mq.Journal with a compare-and-set on the entry's revision.
+func (q *Queue) Claim(ctx context.Context, p mq.BatchPlan, lease time.Duration) (mq.BatchPlan, bool, error) {
+	key, err := q.planKey(p)
+	if err != nil {
+		return p, false, err
+	}
+	if err := q.checkConn(); err != nil {
+		return p, false, err
+	}
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return p, false, err
+	}
+	var entry jetstream.KeyValueEntry
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		entry, err = kv.Get(ctx, key)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return p, false, fmt.Errorf("%w: plan %s", mq.ErrNotFound, p.ID)
+	}
+	if err != nil {
+		return p, false, err
+	}
+	cur, err := decodePlan(p.ID, entry.Value())
+	if err != nil {
+		return p, false, err
+	}
+	cur.plan.Revision = entry.Revision()
+	now := q.now()
+	if cur.plan.Inserted || cur.plan.ClaimedUntil.After(now) {
+		return cur.plan, false, nil
+	}
+	cur.plan.ClaimedUntil = now.Add(lease)
+	var rev uint64
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		rev, err = kv.Update(ctx, key, encodePlan(cur), entry.Revision())
+		return err
+	})
+	var apiErr *jetstream.APIError
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return cur.plan, false, nil // someone else updated it first
+	}
+	if err != nil {
+		return p, false, err
+	}
+	cur.plan.Revision = rev
+	return cur.plan, true, nil
+}
+
+// Forget implements mq.Journal: a delete marker published without waiting for its ack.
+func (q *Queue) Forget(_ context.Context, p mq.BatchPlan) error {
+	key, err := q.planKey(p)
+	if err != nil {
+		return err
+	}
+	if err := q.checkConn(); err != nil {
+		return err
+	}
+	msg := nats.NewMsg("$KV." + q.names.JournalBucket() + "." + key)
+	msg.Header.Set("KV-Operation", "DEL")
+	return translate(q.nc.PublishMsg(msg))
+}
+
+// Lookup implements mq.Journal: it scans the table's plans written since since (less a clock
+// skew allowance) with a short-lived ephemeral consumer.
+func (q *Queue) Lookup(ctx context.Context, tenant, table string, frames []mq.FrameRef, since time.Time) (map[mq.FrameRef]mq.BatchPlan, error) {
+	out := map[mq.FrameRef]mq.BatchPlan{}
+	if len(frames) == 0 {
+		return out, nil
+	}
+	if err := checkName(tenant, table); err != nil {
+		return nil, err
+	}
+	if err := q.checkPartition(frames[0].Partition); err != nil {
+		return nil, err
+	}
+	if err := q.checkConn(); err != nil {
+		return nil, err
+	}
+	if _, err := q.journal(ctx); err != nil {
+		return nil, err
+	}
+	want := make(map[mq.FrameRef]bool, len(frames))
+	for _, f := range frames {
+		want[f] = true
+	}
+	bucket := q.names.JournalBucket()
+	prefix := "$KV." + bucket + "." + strconv.Itoa(frames[0].Partition) + "." + tableHash(tenant, table) + "."
+	start := since.Add(-lookupSkew)
+	var cons jetstream.Consumer
+	err := q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		cons, err = q.js.CreateConsumer(ctx, "KV_"+bucket, jetstream.ConsumerConfig{
+			FilterSubject:     prefix + "*",
+			DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
+			OptStartTime:      &start,
+			AckPolicy:         jetstream.AckNonePolicy,
+			InactiveThreshold: time.Minute,
+			MemoryStorage:     true,
+			Replicas:          1,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.opts.PublishTimeout)
+		defer cancel()
+		_ = q.js.DeleteConsumer(dctx, "KV_"+bucket, cons.CachedInfo().Name)
+	}()
+	best := map[mq.FrameRef]int64{}
+	pending := cons.CachedInfo().NumPending
+	for pending > 0 {
+		batch, err := cons.Fetch(int(min(pending, 1024)), jetstream.FetchMaxWait(q.opts.PublishTimeout))
+		if err != nil {
+			return nil, translate(err)
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			md, err := msg.Metadata()
+			if err != nil {
+				return nil, err
+			}
+			pending = md.NumPending
+			if op := msg.Headers().Get("KV-Operation"); op != "" {
+				continue // a forgotten plan
+			}
+			e, err := decodePlan(msg.Subject()[len(prefix):], msg.Data())
+			if err != nil || e.plan.Tenant != tenant || e.plan.Table != table {
+				continue
+			}
+			e.plan.Revision = md.Sequence.Stream
+			for _, f := range e.plan.Frames {
+				if at, seen := best[f]; want[f] && (!seen || e.plannedAt >= at) {
+					best[f] = e.plannedAt
+					out[f] = e.plan
+				}
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, translate(err)
+		}
+		if got == 0 {
+			return nil, fmt.Errorf("%w: journal scan stalled with %d entries pending", mq.ErrUnavailable, pending)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// GetFrame implements mq.Journal with a direct get of the frame's stream sequence.
+func (q *Queue) GetFrame(ctx context.Context, ref mq.FrameRef) ([]mq.Record, error) {
+	if err := q.checkPartition(ref.Partition); err != nil {
+		return nil, err
+	}
+	if err := q.checkConn(); err != nil {
+		return nil, err
+	}
+	var raw *jetstream.RawStreamMsg
+	err := q.rpc(ctx, func(ctx context.Context) error {
+		s, err := q.stream(ctx, ref.Partition)
+		if err != nil {
+			return err
+		}
+		raw, err = s.GetMsg(ctx, ref.Seq)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, fmt.Errorf("%w: frame %d of partition %d", mq.ErrNotFound, ref.Seq, ref.Partition)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tenant, table, err := q.names.ParseSubject(raw.Subject)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFrame(raw.Data, tenant, table, ref.Seq)
+}
+
+// stream returns partition p's stream handle, cached after the first lookup.
+func (q *Queue) stream(ctx context.Context, p int) (jetstream.Stream, error) {
+	q.mu.Lock()
+	s := q.streams[p]
+	q.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	s, err := q.js.Stream(ctx, q.names.Stream(p))
+	if err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	q.streams[p] = s
+	q.mu.Unlock()
+	return s, nil
+}
+
+var _ mq.Journal = (*Handle)(nil)
+
+// Plan implements mq.Journal.
+func (h *Handle) Plan(ctx context.Context, p mq.BatchPlan) error {
+	q, err := h.Queue()
+	if err != nil {
+		return err
+	}
+	return q.Plan(ctx, p)
+}
+
+// Lookup implements mq.Journal.
+func (h *Handle) Lookup(ctx context.Context, tenant, table string, frames []mq.FrameRef, since time.Time) (map[mq.FrameRef]mq.BatchPlan, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return nil, err
+	}
+	return q.Lookup(ctx, tenant, table, frames, since)
+}
+
+// Claim implements mq.Journal.
+func (h *Handle) Claim(ctx context.Context, p mq.BatchPlan, lease time.Duration) (mq.BatchPlan, bool, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return p, false, err
+	}
+	return q.Claim(ctx, p, lease)
+}
+
+// Release implements mq.Journal.
+func (h *Handle) Release(ctx context.Context, p mq.BatchPlan) error {
+	q, err := h.Queue()
+	if err != nil {
+		return err
+	}
+	return q.Release(ctx, p)
+}
+
+// MarkInserted implements mq.Journal.
+func (h *Handle) MarkInserted(ctx context.Context, p mq.BatchPlan, failed []mq.FailedRecord) error {
+	q, err := h.Queue()
+	if err != nil {
+		return err
+	}
+	return q.MarkInserted(ctx, p, failed)
+}
+
+// Forget implements mq.Journal.
+func (h *Handle) Forget(ctx context.Context, p mq.BatchPlan) error {
+	q, err := h.Queue()
+	if err != nil {
+		return err
+	}
+	return q.Forget(ctx, p)
+}
+
+// GetFrame implements mq.Journal.
+func (h *Handle) GetFrame(ctx context.Context, ref mq.FrameRef) ([]mq.Record, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return nil, err
+	}
+	return q.GetFrame(ctx, ref)
+}
