@@ -31,12 +31,12 @@ func (a *App) buildAccess() error {
 		a.log.Warn("SECURITY: "+warning, "listen", a.cfg.Server.Listen)
 	}
 	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: anonymous},
-		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth")})
+		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth"), Registerer: a.reg})
 	if err != nil {
 		return err
 	}
 	a.limiter, err = limits.New(limits.Config{MaxWait: a.cfg.Limits.MaxWait.D(), QueryWait: a.cfg.Limits.QueryWait.D()},
-		limits.Deps{Settings: a.settings})
+		limits.Deps{Settings: a.settings, Registerer: a.reg})
 	return err
 }
 

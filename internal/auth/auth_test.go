@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -78,7 +80,7 @@ func newFixture(t testing.TB, allowAnonymous bool, tenants func(f *fixture) map[
 	f.mgr = mgr
 	log := slog.New(slog.NewJSONHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := New(Config{OperatorKeyFile: opFile, AllowAnonymous: allowAnonymous},
-		Deps{Settings: mgr, Log: log, Now: func() time.Time { return f.now }})
+		Deps{Settings: mgr, Log: log, Now: func() time.Time { return f.now }, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
 
@@ -67,6 +69,8 @@ type Deps struct {
 	Log *slog.Logger
 	// Now is the clock used for expiry; nil means time.Now.
 	Now func() time.Time
+	// Registerer receives wavehouse_auth_denied_total{code}; nil registers nothing.
+	Registerer prometheus.Registerer
 }
 
 // Authenticator checks credentials against the settings in force.
@@ -76,6 +80,7 @@ type Authenticator struct {
 	log      *slog.Logger
 	now      func() time.Time
 	operator atomic.Pointer[[sha256.Size]byte] // nil when no operator key
+	denied   *prometheus.CounterVec            // nil without a Registerer
 }
 
 // New returns an Authenticator and reads the operator key file when one is configured.
@@ -98,6 +103,14 @@ func New(cfg Config, deps Deps) (*Authenticator, error) {
 	}
 	if err := a.ReloadOperatorKey(); err != nil {
 		return nil, err
+	}
+	if deps.Registerer != nil {
+		a.denied = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_auth_denied_total", Help: "Requests refused by authentication (401) or authorization (403), by error code.",
+		}, []string{"code"})
+		if err := deps.Registerer.Register(a.denied); err != nil {
+			return nil, fmt.Errorf("auth: register metrics: %w", err)
+		}
 	}
 	return a, nil
 }

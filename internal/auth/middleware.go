@@ -20,6 +20,7 @@ func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
 			return
 		}
 		if e := a.authorize(&p, rule, r); e != nil {
+			a.count(e.Code)
 			a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "tenant", p.Tenant, "operator", p.Operator, "reason", e.Code)...)
 			httpx.WriteError(w, *e)
 			return
@@ -78,6 +79,7 @@ func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID strin
 	case errors.Is(err, ErrExpiredKey):
 		code, msg = "auth.expired_key", "api key expired"
 	}
+	a.count(code)
 	a.log.WarnContext(r.Context(), "audit: authentication failed", auditAttrs(r, keyID, "reason", code)...)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="wavehouse"`)
 	httpx.WriteError(w, httpx.Error{Status: http.StatusUnauthorized, Code: code, Message: msg})
@@ -90,4 +92,11 @@ func auditAttrs(r *http.Request, keyID string, more ...any) []any {
 		attrs = append(attrs, slog.String("key_id", keyID))
 	}
 	return append(attrs, more...)
+}
+
+// count counts a refusal by its error code.
+func (a *Authenticator) count(code string) {
+	if a.denied != nil {
+		a.denied.WithLabelValues(code).Inc()
+	}
 }

@@ -1,6 +1,9 @@
 package auth
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"net/http"
 	"slices"
 	"strings"
@@ -127,6 +130,10 @@ func TestAuthenticationFailures(t *testing.T) {
 		})
 	}
 	out := f.log.String()
+	if n := counterValue(f.auth.denied.WithLabelValues("auth.invalid_key")) + counterValue(f.auth.denied.WithLabelValues("auth.missing_key")) +
+		counterValue(f.auth.denied.WithLabelValues("auth.expired_key")); n != float64(len(cases)) {
+		t.Fatalf("wavehouse_auth_denied_total counts %v refusals, want %d", n, len(cases))
+	}
 	if strings.Count(out, "audit: authentication failed") != len(cases) {
 		t.Fatalf("want one audit line per failure:\n%s", out)
 	}
@@ -280,4 +287,13 @@ func TestCheckListener(t *testing.T) {
 			t.Errorf("error does not say what to change: %v", err)
 		}
 	}
+}
+
+// counterValue reads a counter's current value.
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
 }

@@ -69,3 +69,19 @@ func TestNotFoundIsJSON(t *testing.T) {
 		t.Fatalf("%d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestAccessLogLevels logs successes and 429s at debug, other 4xx at info and 5xx at warn.
+func TestAccessLogLevels(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		level  string
+	}{{200, "DEBUG"}, {429, "DEBUG"}, {404, "INFO"}, {503, "WARN"}} {
+		var logs bytes.Buffer
+		log, _ := logging.New(&logs, logging.Options{Level: "debug", Format: "json"})
+		h := Middleware(log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(c.status) }))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/x", nil))
+		if !strings.Contains(logs.String(), `"level":"`+c.level+`"`) {
+			t.Errorf("status %d: want level %s: %s", c.status, c.level, logs.String())
+		}
+	}
+}

@@ -63,13 +63,15 @@ func Middleware(log *slog.Logger, h http.Handler) http.Handler {
 				}
 			}
 			// Successful requests log at debug: at thousands of requests per second an info line each
-			// would cost a write per request; failures always log. The attributes are only built
-			// when the line is written.
+			// would cost a write per request; failures always log. A 429 is flow control, not a
+			// failure, and arrives by the thousand exactly when the process is busiest, so it logs
+			// at debug too (metrics count it). The attributes are only built when the line is
+			// written.
 			level := slog.LevelDebug
 			switch status := sw.status(); {
 			case status >= 500:
 				level = slog.LevelWarn
-			case status >= 400:
+			case status >= 400 && status != http.StatusTooManyRequests:
 				level = slog.LevelInfo
 			}
 			if log.Enabled(ctx, level) {

@@ -3,10 +3,12 @@ package limits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
 	"github.com/wavehouse/wavehouse/internal/settings"
@@ -58,6 +60,8 @@ type Deps struct {
 	Settings Source
 	// Now is the clock of the token buckets; nil means time.Now. Waiting always uses real timers.
 	Now func() time.Time
+	// Registerer receives wavehouse_limits_refused_total{kind}; nil registers nothing.
+	Registerer prometheus.Registerer
 }
 
 // Decision is the outcome of one limit check, and what the RateLimit-* headers report.
@@ -90,6 +94,8 @@ type Limiter struct {
 	seen    *settings.Snapshot // snapshot the state was last pruned against
 	tenants map[string]*state
 	keys    map[string]*state
+
+	refused *prometheus.CounterVec // nil without a Registerer
 }
 
 // state is the buckets of one tenant or key.
@@ -112,7 +118,23 @@ func New(cfg Config, deps Deps) (*Limiter, error) {
 	if l.now == nil {
 		l.now = time.Now
 	}
+	if deps.Registerer != nil {
+		l.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_limits_refused_total", Help: "Requests refused with 429 by a tenant or key limit, by kind (requests, rows, queries).",
+		}, []string{"kind"})
+		if err := deps.Registerer.Register(l.refused); err != nil {
+			return nil, fmt.Errorf("limits: register metrics: %w", err)
+		}
+	}
 	return l, nil
+}
+
+// counted returns d after counting it when it is a refusal.
+func (l *Limiter) counted(d Decision) Decision {
+	if !d.Allowed && l.refused != nil {
+		l.refused.WithLabelValues(string(d.Kind)).Inc()
+	}
+	return d
 }
 
 // buckets are the limiters that apply to one request, read under the lock.
@@ -201,13 +223,13 @@ func setBucket(b *rate.Limiter, perSecond float64, burst int, now time.Time) *ra
 // AllowRequest charges one request to the tenant's and the key's request buckets.
 func (l *Limiter) AllowRequest(ctx context.Context, tenant, keyID string) Decision {
 	b := l.states(tenant, keyID)
-	return l.take(ctx, KindRequests, 1, b.tenantReq, b.keyReq)
+	return l.counted(l.take(ctx, KindRequests, 1, b.tenantReq, b.keyReq))
 }
 
 // AllowRows charges n rows to the tenant's and the key's row buckets.
 func (l *Limiter) AllowRows(ctx context.Context, tenant, keyID string, n int) Decision {
 	b := l.states(tenant, keyID)
-	return l.take(ctx, KindRows, n, b.tenantRows, b.keyRows)
+	return l.counted(l.take(ctx, KindRows, n, b.tenantRows, b.keyRows))
 }
 
 // take reserves n tokens from every non-nil bucket, all or none, waiting at most the allowed
@@ -300,6 +322,11 @@ func (l *Limiter) AcquireQuery(ctx context.Context, tenant string) (release func
 	default:
 	}
 	refused := Decision{Kind: KindQueries, Limited: true, Limit: size, RetryAfter: time.Second}
+	defer func() {
+		if !d.Allowed {
+			l.counted(d)
+		}
+	}()
 	wait := budget(ctx, l.cfg.QueryWait)
 	if wait <= 0 {
 		return func() {}, refused

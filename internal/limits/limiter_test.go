@@ -1,6 +1,9 @@
 package limits
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"context"
 	"encoding/json"
 	"net/http"
@@ -67,7 +70,7 @@ func newFixture(t testing.TB, cfg Config, tenants map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	f.mgr = mgr
-	f.lim, err = New(cfg, Deps{Settings: mgr, Now: f.clock.now})
+	f.lim, err = New(cfg, Deps{Settings: mgr, Now: f.clock.now, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +128,9 @@ func TestOverRateGets429WithHeaders(t *testing.T) {
 	}
 	if w := f.serve(p); w.Code != http.StatusTooManyRequests {
 		t.Fatalf("after spending the refill: %d", w.Code)
+	}
+	if n := counterValue(f.lim.refused.WithLabelValues("requests")); n != 2 {
+		t.Fatalf("wavehouse_limits_refused_total{kind=requests} = %v, want 2", n)
 	}
 }
 
@@ -327,4 +333,13 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{}, Deps{}); err == nil {
 		t.Fatal("missing settings accepted")
 	}
+}
+
+// counterValue reads a counter's current value.
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
 }
