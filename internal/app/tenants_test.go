@@ -179,3 +179,59 @@ func TestTenantsAreSeparatedByKey(t *testing.T) {
 func countIs(raw string, n int) bool {
 	return strings.Contains(raw, fmt.Sprintf(`"n":"%d"`, n)) || strings.Contains(raw, fmt.Sprintf(`"n":%d`, n))
 }
+
+// TestTenantLimitsOnRoutes checks the limits the API applies from the settings: a tenant's
+// concurrent-query limit refuses a second query while the first runs, and a key's own rate limit
+// refuses that key while the tenant's other key keeps passing.
+func TestTenantLimitsOnRoutes(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SettingsDir = t.TempDir()
+	k, slow := newTenantKey(t), newTenantKey(t)
+	body := fmt.Sprintf("database: lim_db\nkeys:\n  %s\n  - {id: %s, hash: %s, scopes: [query], limits: {requests_per_second: 1, burst: 1}}\nlimits:\n  max_concurrent_queries: 1\n",
+		auth.KeyYAML(k.NewKey, settings.Scopes(), nil, time.Time{}), slow.ID, slow.Hash)
+	if err := os.MkdirAll(filepath.Join(cfg.SettingsDir, "tenants"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.SettingsDir, "tenants", "lim.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := startApp(t, cfg)
+	base := "http://" + a.APIAddr()
+	js := "application/json"
+
+	done := make(chan reply, 1)
+	go func() {
+		for { // a probe below may hold the one slot for a moment: try again
+			r := call(t, "POST", base+"/v1/query?cache=false", js, `{"sql":"SELECT sleep(2) AS s"}`, "Authorization", k.bearer)
+			if r.code != 429 {
+				done <- r
+				return
+			}
+		}
+	}()
+	var refused reply
+	waitUntilFor(t, 2*time.Second, func() bool {
+		refused = call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer)
+		return refused.code == 429
+	})
+	if !strings.Contains(refused.raw, "limits.queries") || refused.header.Get("Retry-After") == "" || refused.header.Get("RateLimit-Limit") != "1" {
+		t.Fatalf("second concurrent query: %d %v %s, want 429 limits.queries with Retry-After and RateLimit-Limit: 1", refused.code, refused.header, refused.raw)
+	}
+	if r := <-done; r.code != 200 {
+		t.Fatalf("the slow query: %d %s", r.code, r.raw)
+	}
+	if r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer); r.code != 200 {
+		t.Fatalf("after the slow query ended: %d %s", r.code, r.raw)
+	}
+
+	if r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", slow.bearer); r.code != 200 {
+		t.Fatalf("rate-limited key, first request: %d %s", r.code, r.raw)
+	}
+	r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", slow.bearer)
+	if r.code != 429 || !strings.Contains(r.raw, "limits.requests") {
+		t.Fatalf("rate-limited key, second request: %d %s, want 429 limits.requests", r.code, r.raw)
+	}
+	if r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer); r.code != 200 {
+		t.Fatalf("the tenant's other key after its sibling was limited: %d %s", r.code, r.raw)
+	}
+}
