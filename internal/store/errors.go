@@ -83,6 +83,11 @@ func SentinelForCode(code int32, op Op) error {
 		return ErrTimeout
 	case 210, 279, 203:
 		return ErrUnavailable
+	case 192, 193, 194, 195, 516:
+		// Unknown user, wrong or missing password, address not allowed, authentication failed:
+		// the gateway's credentials are wrong, not the request. Retrying after the operator fixes
+		// them succeeds, so rows wait in the queue instead of going to the dead-letter queue.
+		return ErrUnavailable
 	case 252, 202, 242, 319, 425, 999, 160, 236:
 		return ErrOverloaded
 	case 241, 173:

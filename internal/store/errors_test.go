@@ -22,6 +22,8 @@ func TestClassify(t *testing.T) {
 		{FromException(60, "Table x doesn't exist", OpInsert), ClassPermanent},
 		{FromException(27, "Cannot parse input", OpInsert), ClassPermanent},
 		{FromException(164, "readonly", OpQuery), ClassPermanent},
+		{FromException(193, "Wrong password for user acme", OpInsert), ClassTransient},
+		{FromException(516, "acme: Authentication failed", OpQuery), ClassTransient},
 		{context.Canceled, ClassCanceled},
 		{fmt.Errorf("x: %w", context.DeadlineExceeded), ClassTransient},
 		{ErrClosed, ClassCanceled},
