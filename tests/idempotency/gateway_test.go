@@ -3,23 +3,16 @@ package idempotency
 import (
 	"context"
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
-
-// readyTimeout bounds a gateway's boot (chDB loads a 559 MB library; the box is shared).
-const readyTimeout = 90 * time.Second
 
 // backends selects the layers of one gateway. Zero values are the embedded backends.
 type backends struct {
@@ -55,48 +48,14 @@ type gatewayConfig struct {
 	FlushMaxWait string
 }
 
-// gateway is one wavehouse process, restartable on the same data dir and ports.
+// gateway is one wavehouse process, restartable on the same data dir and ports (proc).
 type gateway struct {
-	cfg     gatewayConfig
-	dir     string
-	cfgPath string
-	logPath string
+	cfg gatewayConfig
+	dir string
 	// API and Ops are the base URLs of the two listeners.
 	API, Ops string
 	client   *http.Client
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	done   chan struct{}
-	starts int
-	// env is added to the process environment of the next starts (setEnv).
-	env []string
-}
-
-// setEnv sets the extra environment ("NAME=value" entries) of the following starts.
-func (g *gateway) setEnv(kv ...string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.env = kv
-}
-
-// waitExit waits until the process ended by itself (a crash hook) and forgets it.
-func (g *gateway) waitExit(t testing.TB, timeout time.Duration) {
-	t.Helper()
-	g.mu.Lock()
-	done := g.done
-	g.mu.Unlock()
-	if done == nil {
-		t.Fatal("gateway not running")
-	}
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		t.Fatalf("gateway did not exit by itself within %v", timeout)
-	}
-	g.mu.Lock()
-	g.cmd, g.done = nil, nil
-	g.mu.Unlock()
+	proc     *gatewaybin.Process
 }
 
 // newGateway resolves the servers the backends need (isolated by unique names), writes a config
@@ -132,30 +91,25 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 	}
 	dir := t.TempDir()
 	g := &gateway{
-		cfg:     cfg,
-		dir:     dir,
-		cfgPath: filepath.Join(dir, "config.yaml"),
-		logPath: filepath.Join(dir, "wavehouse.log"),
-		client:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 60 * time.Second},
+		cfg:    cfg,
+		dir:    dir,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 60 * time.Second},
 	}
-	apiPort, opsPort := freePort(t), freePort(t)
+	t.Cleanup(g.client.CloseIdleConnections)
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
 	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	yaml, err := g.configYAML(apiPort, opsPort)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(g.cfgPath, []byte(yaml), 0o600); err != nil {
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		g.stop(t)
-		g.client.CloseIdleConnections()
-		if t.Failed() {
-			t.Logf("gateway log tail (%s):\n%s", g.logPath, tail(g.logPath, 6000))
-		}
+	g.proc = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", cfgPath}, Dir: dir, Ops: g.Ops,
 	})
-	g.start(t)
 	return g
 }
 
@@ -200,113 +154,6 @@ func (g *gateway) configYAML(apiPort, opsPort int) (string, error) {
 		b.WriteString("dedupe:\n  backend: local\n")
 	}
 	return b.String(), nil
-}
-
-// start launches the process and waits until /readyz answers 200.
-func (g *gateway) start(t testing.TB) {
-	t.Helper()
-	g.mu.Lock()
-	if g.cmd != nil {
-		g.mu.Unlock()
-		t.Fatal("gateway already running")
-	}
-	logf, err := os.OpenFile(g.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		g.mu.Unlock()
-		t.Fatal(err)
-	}
-	g.starts++
-	fmt.Fprintf(logf, "=== start %d\n", g.starts)
-	cmd := exec.Command(binaryPath, "serve", "--config", g.cfgPath)
-	cmd.Dir = g.dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(gatewaybin.Env(), g.env...)
-	if err := cmd.Start(); err != nil {
-		g.mu.Unlock()
-		logf.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(done)
-	}()
-	g.cmd, g.done = cmd, done
-	g.mu.Unlock()
-
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		select {
-		case <-done:
-			t.Fatalf("gateway exited before it was ready:\n%s", tail(g.logPath, 4000))
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready after %s:\n%s", readyTimeout, tail(g.logPath, 4000))
-		}
-		resp, err := g.client.Get(g.Ops + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-	}
-}
-
-// stop shuts the process down gracefully (SIGTERM), killing it if it outlives the deadline.
-func (g *gateway) stop(t testing.TB) {
-	t.Helper()
-	g.signal(t, syscall.SIGTERM, 40*time.Second)
-}
-
-// kill sends SIGKILL and waits until the process is gone.
-func (g *gateway) kill(t testing.TB) {
-	t.Helper()
-	g.signal(t, syscall.SIGKILL, 30*time.Second)
-}
-
-func (g *gateway) signal(t testing.TB, sig syscall.Signal, timeout time.Duration) {
-	t.Helper()
-	g.mu.Lock()
-	cmd, done := g.cmd, g.done
-	g.cmd, g.done = nil, nil
-	g.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		t.Errorf("gateway did not exit %s after %v; killing it", timeout, sig)
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tail returns the last n bytes of a file.
-func tail(path string, n int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if int64(len(b)) > n {
-		b = b[int64(len(b))-n:]
-	}
-	return string(b)
 }
 
 // createDatabase creates a unique database on a ClickHouse server and drops it in t.Cleanup.

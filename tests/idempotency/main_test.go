@@ -6,9 +6,10 @@ package idempotency
 
 import (
 	"fmt"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"os"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // binaryPath is the wavehouse binary built once by TestMain for every test of the package

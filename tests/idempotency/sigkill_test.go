@@ -125,17 +125,17 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		if mode == "external" {
 			before := l.ackedCount()
 			eventually(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
-			g.kill(t)
+			g.proc.Kill(t)
 		} else {
-			g.waitExit(t, 90*time.Second)
+			g.proc.MustExit(t, 90*time.Second)
 		}
 		cancel()
 		wg.Wait()
-		g.setEnv()
+		g.proc.SetEnv()
 		if cycle+1 < cycles && killMode(cycle+1) != "external" {
-			g.setEnv(fmt.Sprintf("WH_TEST_CRASH_AFTER_INSERT=%s:%d", killMode(cycle+1), crashBatch))
+			g.proc.SetEnv(fmt.Sprintf("WH_TEST_CRASH_AFTER_INSERT=%s:%d", killMode(cycle+1), crashBatch))
 		}
-		g.start(t)
+		g.proc.Start(t)
 
 		pending, acked := l.toRetry()
 		t.Logf("cycle %d (%s): killed with %d requests acknowledged, %d without a 2xx; retrying those and %d acknowledged ones",
@@ -171,7 +171,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 	want := sent * rowsPerKilledRequest
 	g.settled(t, table, want)
 	s := g.stats(t, table)
-	g.stop(t)
+	g.proc.Stop(t)
 	q := readQueue(t, g, table)
 
 	// The idempotency guarantee: every key, and so every row, enqueued exactly once.

@@ -60,6 +60,7 @@ type Process struct {
 	done     chan struct{}
 	exitCode int // of the last run, valid once done is closed
 	starts   int
+	env      []string // added to the environment of the following starts (SetEnv)
 }
 
 // NewProcess returns a Process for cfg without starting it; the process is stopped in t.Cleanup.
@@ -105,6 +106,14 @@ func (p *Process) Name() string { return p.cfg.Name }
 // LogPath returns the file holding the process's output.
 func (p *Process) LogPath() string { return p.cfg.LogPath }
 
+// SetEnv sets KEY=VALUE variables added, after ProcessConfig.Env, to the environment of the
+// following starts (a test hook for one run, say); with no arguments it clears them.
+func (p *Process) SetEnv(kv ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.env = append([]string(nil), kv...)
+}
+
 // Start launches the process and, when ProcessConfig.Ops is set, waits until it is ready.
 func (p *Process) Start(t testing.TB) {
 	t.Helper()
@@ -131,7 +140,7 @@ func (p *Process) Launch(t testing.TB) {
 	cmd := exec.Command(p.cfg.Binary, p.cfg.Args...)
 	cmd.Dir = p.cfg.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(Env(), p.cfg.Env...)
+	cmd.Env = append(append(Env(), p.cfg.Env...), p.env...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -247,6 +256,20 @@ func (p *Process) Kill(t testing.TB) {
 // process still running then is killed and the test fails.
 func (p *Process) Wait(t testing.TB, timeout time.Duration) int {
 	t.Helper()
+	return p.await(t, timeout, t.Errorf)
+}
+
+// MustExit is Wait for a process the test made end itself (a crash hook, say) and cannot go on
+// without: a process still running after timeout is killed and the test stops (FailNow).
+func (p *Process) MustExit(t testing.TB, timeout time.Duration) int {
+	t.Helper()
+	return p.await(t, timeout, t.Fatalf)
+}
+
+// await waits up to timeout for the process to exit by itself and returns its exit code; a
+// process still running then is killed and reported with fail.
+func (p *Process) await(t testing.TB, timeout time.Duration, fail func(format string, args ...any)) int {
+	t.Helper()
 	p.mu.Lock()
 	done := p.done
 	p.mu.Unlock()
@@ -257,8 +280,9 @@ func (p *Process) Wait(t testing.TB, timeout time.Duration) int {
 	case <-done:
 		return p.detach()
 	case <-time.After(timeout):
-		t.Errorf("%s still running after %s", p.cfg.Name, timeout)
-		return p.end(t, syscall.SIGKILL, 30*time.Second)
+		code := p.end(t, syscall.SIGKILL, 30*time.Second)
+		fail("%s did not exit by itself within %s; killed it", p.cfg.Name, timeout)
+		return code
 	}
 }
 

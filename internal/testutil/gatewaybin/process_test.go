@@ -1,8 +1,10 @@
 package gatewaybin
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,4 +70,53 @@ func TestProcessWaitAndRun(t *testing.T) {
 	if code != 2 || strings.TrimSpace(out) != "x=1" {
 		t.Fatalf("Run = %d %q, want 2 \"x=1\"", code, out)
 	}
+}
+
+// TestProcessSetEnvAndMustExit restarts a shell that kills itself (SIGKILL) when a per-start
+// variable is set: SetEnv reaches only the following starts, MustExit returns once the process
+// ended by itself, and stops the test (after killing it) when the process outlives the timeout.
+func TestProcessSetEnvAndMustExit(t *testing.T) {
+	p := NewProcess(t, ProcessConfig{
+		Binary: "/bin/sh", Dir: t.TempDir(), Env: []string{"WH_BASE=b"},
+		Args: []string{"-c", `echo "base=$WH_BASE crash=$WH_CRASH"; [ -n "$WH_CRASH" ] && kill -9 $$; while :; do sleep 0.05; done`},
+	})
+	p.SetEnv("WH_CRASH=1")
+	p.Start(t)
+	if code := p.MustExit(t, 10*time.Second); code != -1 {
+		t.Fatalf("exit code %d, want -1 (killed by a signal)", code)
+	}
+	p.SetEnv()
+	p.Start(t)
+	rec := &fatalRecorder{TB: t}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		p.MustExit(rec, 300*time.Millisecond)
+		t.Error("MustExit returned for a process that did not exit")
+	}()
+	<-stopped
+	if !strings.Contains(rec.fatal, "did not exit by itself") {
+		t.Fatalf("MustExit on a running process: fatal %q, want \"did not exit by itself\"", rec.fatal)
+	}
+	if p.Running() {
+		t.Fatal("MustExit left the process running")
+	}
+	out := p.Output()
+	for _, want := range []string{"base=b crash=1\n", "base=b crash=\n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output %q lacks %q", out, want)
+		}
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records the message and ends the calling
+// goroutine, as FailNow does, without failing the real test.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }
