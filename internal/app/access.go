@@ -20,17 +20,15 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 	return auth.CheckListener(cfg.Server.Listen, snap.KeyCount(), cfg.Auth.AllowAnonymous)
 }
 
-// buildAccess creates the authenticator and the limiter of the API over the settings in force.
-// It refuses to boot a public listener without keys unless anonymous access is allowed.
+// buildAccess creates the authenticator and the limiter of the API over the settings in force,
+// with the secure-default decision New made (a public listener without keys never gets here
+// unless anonymous access is allowed, which is logged loudly at every boot).
 func (a *App) buildAccess() error {
-	anonymous, warning, err := CheckAccess(a.cfg, a.settings.Current())
-	if err != nil {
-		return err
+	if a.accessWarning != "" {
+		a.log.Warn("SECURITY: "+a.accessWarning, "listen", a.cfg.Server.Listen)
 	}
-	if warning != "" {
-		a.log.Warn("SECURITY: "+warning, "listen", a.cfg.Server.Listen)
-	}
-	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: anonymous},
+	var err error
+	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: a.anonymous},
 		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth"), Registerer: a.reg})
 	if err != nil {
 		return err

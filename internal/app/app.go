@@ -56,10 +56,15 @@ type App struct {
 	coord     coord.Coordinator
 	commits   *commits.Log
 	pipes     *pipes.Live
-	router    *tenantstore.Router
-	settings  *settings.Manager
-	authn     *auth.Authenticator
-	limiter   *limits.Limiter
+	// parsedPipes hands the pipes parsed by the settings check to the reload that applies them.
+	parsedPipes *pipeParser
+	// anonymous and accessWarning are the secure-default decision New made (CheckAccess).
+	anonymous     bool
+	accessWarning string
+	router        *tenantstore.Router
+	settings      *settings.Manager
+	authn         *auth.Authenticator
+	limiter       *limits.Limiter
 	// layers are the components whose constructors already hold resources (the chDB engine, a
 	// Pebble directory); Run releases them even when boot failed before they started.
 	layers []*funcComponent
@@ -74,10 +79,12 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings_dir %s: %w", cfg.SettingsDir, err)
 	}
-	if _, _, err := CheckAccess(cfg, snap); err != nil {
+	anonymous, warning, err := CheckAccess(cfg, snap)
+	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16)}
+	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16),
+		anonymous: anonymous, accessWarning: warning}
 	names := componentsFor(cfg.Roles)
 	a.readiness = ops.NewReadiness(names...)
 	var comps []Component

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,9 +22,10 @@ import (
 // change is applied as a whole (pipes, tenant stores, keys, limits) or refused, and the previous
 // settings stay in force.
 func (a *App) buildSettings() (Component, error) {
+	parsed := &pipeParser{}
 	mgr, err := settings.New(settings.Config{Dir: a.cfg.SettingsDir, PollInterval: a.cfg.SettingsPollInterval.D()}, settings.Deps{
 		Log:      a.log.With("component", compSettings),
-		Check:    checkPipes,
+		Check:    parsed.check,
 		OnChange: func(_, cur *settings.Snapshot) { a.applySettings(cur) },
 	})
 	if errors.Is(err, os.ErrNotExist) && a.cfg.SettingsDir != "" {
@@ -34,6 +36,7 @@ func (a *App) buildSettings() (Component, error) {
 		return nil, fmt.Errorf("settings_dir %s: %w", a.cfg.SettingsDir, err)
 	}
 	a.settings = mgr
+	a.parsedPipes = parsed
 	a.pipes = &pipes.Live{}
 	a.applyPipes(mgr.Current())
 	if err := a.router.Apply(mgr.Current()); err != nil {
@@ -56,6 +59,36 @@ func checkPipes(s *settings.Snapshot) []settings.Finding {
 	return findings
 }
 
+// pipeParser parses a snapshot's pipes once: the settings check parses them to refuse a broken
+// pipe, and the reload that follows serves that same parse.
+type pipeParser struct {
+	mu     sync.Mutex
+	snap   *settings.Snapshot
+	parsed *pipes.Tenants
+}
+
+// check is the settings.Deps.Check of the manager.
+func (p *pipeParser) check(s *settings.Snapshot) []settings.Finding {
+	t, findings := pipes.FromSettings(s)
+	if len(findings) == 0 {
+		p.mu.Lock()
+		p.snap, p.parsed = s, t
+		p.mu.Unlock()
+	}
+	return findings
+}
+
+// tenants returns the pipes of s, parsed by check when s is the snapshot it passed last.
+func (p *pipeParser) tenants(s *settings.Snapshot) *pipes.Tenants {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.snap == s {
+		return p.parsed
+	}
+	t, _ := pipes.FromSettings(s) // an empty snapshot (no settings_dir) was never checked
+	return t
+}
+
 // applySettings makes a reloaded snapshot effective in every component that derives state from
 // it; keys and limits read the manager directly.
 func (a *App) applySettings(cur *settings.Snapshot) {
@@ -71,8 +104,7 @@ func (a *App) applySettings(cur *settings.Snapshot) {
 }
 
 func (a *App) applyPipes(cur *settings.Snapshot) {
-	t, _ := pipes.FromSettings(cur) // findings already refused the snapshot
-	a.pipes.Store(t)
+	a.pipes.Store(a.parsedPipes.tenants(cur))
 }
 
 // createDatabases creates each tenant's database, so a new tenant can create its tables through
