@@ -5,70 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 const ctNDJSON = "application/x-ndjson"
 
-// response is a whole HTTP answer.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-func (r response) String() string { return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body)) }
-
 // replayed reports whether the answer carries Idempotent-Replayed: true.
-func (r response) replayed() bool { return r.Header.Get("Idempotent-Replayed") == "true" }
-
-// code returns the "code" of a JSON error body, or "".
-func (r response) code() string {
-	var e struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(r.Body, &e)
-	return e.Code
-}
-
-// try sends one request and reads the whole answer.
-func (g *gateway) try(ctx context.Context, method, path string, header http.Header, body []byte) (response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, g.API+path, bytes.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := g.client.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
-}
-
-// do is try that fails the test on a transport error.
-func (g *gateway) do(t testing.TB, method, path string, header http.Header, body []byte) response {
-	t.Helper()
-	r, err := g.try(t.Context(), method, path, header, body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return r
-}
+func replayed(r gatewaybin.Response) bool { return r.Header.Get("Idempotent-Replayed") == "true" }
 
 // ingest posts an NDJSON body to table, with an Idempotency-Key when key is not empty.
-func (g *gateway) ingest(ctx context.Context, table, key, query string, body []byte) (response, error) {
+func (g *gateway) ingest(ctx context.Context, table, key, query string, body []byte) (gatewaybin.Response, error) {
 	h := http.Header{"Content-Type": {ctNDJSON}}
 	if key != "" {
 		h.Set("Idempotency-Key", key)
@@ -77,14 +29,14 @@ func (g *gateway) ingest(ctx context.Context, table, key, query string, body []b
 	if query != "" {
 		path += "?" + query
 	}
-	return g.try(ctx, http.MethodPost, path, h, body)
+	return g.client.Try(ctx, http.MethodPost, path, h, body)
 }
 
 // sql runs operator SQL (DDL) through /v1/ops/sql and requires success.
 func (g *gateway) sql(t testing.TB, stmt string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r := g.do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {"application/json"}}, b)
+	r := g.client.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {"application/json"}}, b)
 	if r.Status != http.StatusOK {
 		t.Fatalf("ops/sql %q: %s", stmt, r)
 	}
@@ -105,7 +57,7 @@ func (g *gateway) selectRows(t testing.TB, stmt, table string) []map[string]any 
 		out = []byte(s)
 	} else {
 		b, _ := json.Marshal(map[string]string{"sql": strings.ReplaceAll(stmt, "{table}", table), "format": "ndjson"})
-		r := g.do(t, http.MethodPost, "/v1/query", http.Header{"Content-Type": {"application/json"}}, b)
+		r := g.client.Do(t, http.MethodPost, "/v1/query", http.Header{"Content-Type": {"application/json"}}, b)
 		if r.Status != http.StatusOK {
 			t.Fatalf("query %q: %s", stmt, r)
 		}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // dedupeMatrix is the gateway of each dedupe backend: the local store on the all-embedded
@@ -60,7 +62,7 @@ type retryCounts struct {
 // answer (409 idempotency.in_flight, 503 dedupe.unavailable), as a client would. It polls with
 // a short backoff rather than waiting out Retry-After (the rest of a whole lease), but fails on
 // a retryable answer without Retry-After.
-func sendUntilSettled(ctx context.Context, g *gateway, table, key string, body []byte, rc *retryCounts) (response, error) {
+func sendUntilSettled(ctx context.Context, g *gateway, table, key string, body []byte, rc *retryCounts) (gatewaybin.Response, error) {
 	backoff := 20 * time.Millisecond
 	for {
 		r, err := g.ingest(ctx, table, key, "", body)
@@ -68,9 +70,9 @@ func sendUntilSettled(ctx context.Context, g *gateway, table, key string, body [
 			return r, err
 		}
 		switch {
-		case r.Status == http.StatusConflict && r.code() == "idempotency.in_flight":
+		case r.Status == http.StatusConflict && r.Code() == "idempotency.in_flight":
 			rc.inFlight.Add(1)
-		case r.Status == http.StatusServiceUnavailable && r.code() == "dedupe.unavailable":
+		case r.Status == http.StatusServiceUnavailable && r.Code() == "dedupe.unavailable":
 			rc.unavailable.Add(1)
 		default:
 			return r, nil
@@ -152,7 +154,7 @@ func TestDuplicateRequests(t *testing.T) {
 func duplicatePair(ctx context.Context, g *gateway, table, key string, i int, rc *retryCounts, mismatches *atomic.Int64) error {
 	body := keyedBody("r", i)
 	var (
-		answers [2]response
+		answers [2]gatewaybin.Response
 		errs    [2]error
 		wg      sync.WaitGroup
 		gate    = make(chan struct{})
@@ -171,15 +173,15 @@ func duplicatePair(ctx context.Context, g *gateway, table, key string, i int, rc
 		}
 	}
 	a, b := answers[0], answers[1]
-	if !a.replayed() && !b.replayed() && a.Status == b.Status && bytes.Equal(a.Body, b.Body) {
+	if !replayed(a) && !replayed(b) && a.Status == b.Status && bytes.Equal(a.Body, b.Body) {
 		return fmt.Errorf("both answers were processed, not replayed (the queue's duplicate window absorbed the second publish; "+
 			"look for \"idempotency record not settled\" in the gateway log): %s", a)
 	}
-	if a.replayed() == b.replayed() {
-		return fmt.Errorf("want exactly one original and one replayed answer, got replayed=%v %s and replayed=%v %s", a.replayed(), a, b.replayed(), b)
+	if replayed(a) == replayed(b) {
+		return fmt.Errorf("want exactly one original and one replayed answer, got replayed=%v %s and replayed=%v %s", replayed(a), a, replayed(b), b)
 	}
 	orig := a
-	if a.replayed() {
+	if replayed(a) {
 		orig = b
 	}
 	if orig.Status != http.StatusAccepted {
@@ -196,15 +198,15 @@ func duplicatePair(ctx context.Context, g *gateway, table, key string, i int, rc
 	if err != nil {
 		return err
 	}
-	if r.Status != http.StatusUnprocessableEntity || r.code() != "idempotency.key_reused" || r.replayed() {
+	if r.Status != http.StatusUnprocessableEntity || r.Code() != "idempotency.key_reused" || replayed(r) {
 		return fmt.Errorf("key reused with another body: %s, want 422 idempotency.key_reused", r)
 	}
 	again, err := sendUntilSettled(ctx, g, table, key, body, rc)
 	if err != nil {
 		return err
 	}
-	if !again.replayed() || again.Status != orig.Status || !bytes.Equal(again.Body, orig.Body) {
-		return fmt.Errorf("retry after the reuse: %s (replayed=%v), want the original %s replayed", again, again.replayed(), orig)
+	if !replayed(again) || again.Status != orig.Status || !bytes.Equal(again.Body, orig.Body) {
+		return fmt.Errorf("retry after the reuse: %s (replayed=%v), want the original %s replayed", again, replayed(again), orig)
 	}
 	return nil
 }

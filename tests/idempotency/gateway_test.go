@@ -52,10 +52,10 @@ type gatewayConfig struct {
 type gateway struct {
 	cfg gatewayConfig
 	dir string
-	// API and Ops are the base URLs of the two listeners.
-	API, Ops string
-	client   *http.Client
-	proc     *gatewaybin.Process
+	// client talks to the API listener (client.Base is its URL); Ops is the ops listener's URL.
+	client gatewaybin.Client
+	Ops    string
+	proc   *gatewaybin.Process
 }
 
 // newGateway resolves the servers the backends need (isolated by unique names), writes a config
@@ -90,14 +90,12 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 		tweak(&cfg)
 	}
 	dir := t.TempDir()
-	g := &gateway{
-		cfg:    cfg,
-		dir:    dir,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 60 * time.Second},
-	}
-	t.Cleanup(g.client.CloseIdleConnections)
 	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	g := &gateway{cfg: cfg, dir: dir, client: gatewaybin.Client{
+		Base: fmt.Sprintf("http://127.0.0.1:%d", apiPort),
+		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 60 * time.Second},
+	}}
+	t.Cleanup(g.client.HTTP.CloseIdleConnections)
 	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	yaml, err := g.configYAML(apiPort, opsPort)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -33,7 +34,7 @@ func TestDedupeStoreDown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != http.StatusServiceUnavailable || r.code() != "dedupe.unavailable" {
+		if r.Status != http.StatusServiceUnavailable || r.Code() != "dedupe.unavailable" {
 			t.Fatalf("keyed request %d with the store down: %s, want 503 dedupe.unavailable", i, r)
 		}
 		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 {
@@ -49,14 +50,14 @@ func TestDedupeStoreDown(t *testing.T) {
 	}
 
 	dyn.Start(t)
-	var after response
+	var after gatewaybin.Response
 	eventually(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
 		after, err = g.ingest(t.Context(), table, "after-"+run, "", keyedBody("after", 0))
 		return err == nil && after.Status == http.StatusAccepted
 	})
 	again, err := g.ingest(t.Context(), table, "before-"+run, "", keyedBody("before", 0))
-	if err != nil || again.Status != before.Status || string(again.Body) != string(before.Body) || !again.replayed() {
-		t.Errorf("key recorded before the outage: %v %s (replayed=%v), want %s replayed", err, again, again.replayed(), before)
+	if err != nil || again.Status != before.Status || string(again.Body) != string(before.Body) || !replayed(again) {
+		t.Errorf("key recorded before the outage: %v %s (replayed=%v), want %s replayed", err, again, replayed(again), before)
 	}
 
 	// 2 rows before, 2 per unkeyed request, 2 after; none of the refused keyed requests.

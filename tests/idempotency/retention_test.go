@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // TestKeyNewAgainAfterRetention requires a key whose recorded response has expired to be new
@@ -18,16 +20,16 @@ func TestKeyNewAgainAfterRetention(t *testing.T) {
 	g.sql(t, fmt.Sprintf(eventsDDL, table))
 	key := "expiry-" + testUniqueSuffix()
 	first, err := g.ingest(t.Context(), table, key, "", keyedBody("first", 0))
-	if err != nil || first.Status != http.StatusAccepted || first.replayed() {
+	if err != nil || first.Status != http.StatusAccepted || replayed(first) {
 		t.Fatalf("first request: %v %s", err, first)
 	}
-	var second response
+	var second gatewaybin.Response
 	eventually(t, 30*time.Second, "the key to expire", func() bool {
 		second, err = g.ingest(t.Context(), table, key, "", keyedBody("second", 0))
 		return err == nil && second.Status != http.StatusUnprocessableEntity
 	})
-	if second.Status != http.StatusAccepted || second.replayed() {
-		t.Fatalf("request reusing the expired key: %s (replayed=%v), want a new 202", second, second.replayed())
+	if second.Status != http.StatusAccepted || replayed(second) {
+		t.Fatalf("request reusing the expired key: %s (replayed=%v), want a new 202", second, replayed(second))
 	}
 	g.settled(t, table, 2)
 	ids := g.ids(t, table)

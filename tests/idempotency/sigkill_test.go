@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // killCycles is how many times TestSIGKILLKeyedIngest kills the gateway
@@ -35,11 +37,11 @@ const rowsPerKilledRequest = 5
 // got a 2xx, and the requests that did not (to retry).
 type ledger struct {
 	mu      sync.Mutex
-	acked   map[int]response
+	acked   map[int]gatewaybin.Response
 	pending map[int]bool
 }
 
-func (l *ledger) record(i int, r response, err error) {
+func (l *ledger) record(i int, r gatewaybin.Response, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil && r.Status/100 == 2 {
@@ -105,7 +107,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	l := &ledger{acked: map[int]response{}, pending: map[int]bool{}}
+	l := &ledger{acked: map[int]gatewaybin.Response{}, pending: map[int]bool{}}
 	var next atomic.Int64
 	var rc retryCounts
 	cycles := killCycles(t)
@@ -150,7 +152,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 			if r.Status != http.StatusAccepted {
 				t.Fatalf("retrying request %d: %s, want 202", i, r)
 			}
-			if r.replayed() {
+			if replayed(r) {
 				replays++
 			}
 			// A 2xx whose record was not yet committed when the process died is processed

@@ -3,10 +3,8 @@ package integration
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -23,71 +22,21 @@ const (
 	ctNDJSON = "application/x-ndjson"
 )
 
-// response is a decoded HTTP answer.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// JSON decodes the body into v (numbers as json.Number).
-func (r response) JSON(t *testing.T, v any) {
-	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(r.Body))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("decoding %q: %v", r.Body, err)
-	}
-}
-
-func (r response) String() string { return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body)) }
-
-// do sends one request and reads the whole answer; a transport error fails the test.
-func (g *gateway) do(t *testing.T, method, path string, header http.Header, body []byte) response {
-	t.Helper()
-	r, err := g.try(t.Context(), method, path, header, body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return r
-}
-
-// try sends one request and reads the whole answer.
-func (g *gateway) try(ctx context.Context, method, path string, header http.Header, body []byte) (response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, g.API+path, bytes.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := g.client.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
-}
-
 // ingest posts body to /v1/ingest/{table}?query with the given Content-Type.
-func (g *gateway) ingest(t *testing.T, table, query, contentType string, body []byte) response {
+func (g *gateway) ingest(t *testing.T, table, query, contentType string, body []byte) gatewaybin.Response {
 	t.Helper()
 	path := "/v1/ingest/" + table
 	if query != "" {
 		path += "?" + query
 	}
-	return g.do(t, http.MethodPost, path, http.Header{"Content-Type": {contentType}}, body)
+	return g.client.Do(t, http.MethodPost, path, http.Header{"Content-Type": {contentType}}, body)
 }
 
 // sql runs operator SQL (DDL) through /v1/ops/sql and requires success.
 func (g *gateway) sql(t *testing.T, stmt string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r := g.do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {ctJSON}}, b)
+	r := g.client.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {ctJSON}}, b)
 	if r.Status != http.StatusOK {
 		t.Fatalf("ops/sql %q: %s", stmt, r)
 	}
@@ -97,7 +46,7 @@ func (g *gateway) sql(t *testing.T, stmt string) {
 func (g *gateway) query(t *testing.T, stmt string) []map[string]any {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"sql": stmt, "format": "ndjson"})
-	r := g.do(t, http.MethodPost, "/v1/query", http.Header{"Content-Type": {ctJSON}}, b)
+	r := g.client.Do(t, http.MethodPost, "/v1/query", http.Header{"Content-Type": {ctJSON}}, b)
 	if r.Status != http.StatusOK {
 		t.Fatalf("query %q: %s", stmt, r)
 	}

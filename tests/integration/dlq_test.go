@@ -62,7 +62,7 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 			}
 
 			// Still invalid for the table's columns? No: a dry run reports it replayable.
-			dry := g.do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay?dry_run=true", nil, nil)
+			dry := g.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay?dry_run=true", nil, nil)
 			if dry.Status != http.StatusOK || !strings.Contains(string(dry.Body), `"entries":1`) {
 				t.Fatalf("dry run: %s", dry)
 			}
@@ -72,7 +72,7 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 
 			// Fix the table, replay: the row arrives and the DLQ empties.
 			g.sql(t, "ALTER TABLE "+table+" DROP CONSTRAINT small")
-			rep := g.do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay", nil, nil)
+			rep := g.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay", nil, nil)
 			if rep.Status != http.StatusOK || !strings.Contains(string(rep.Body), `"replayed":1`) {
 				t.Fatalf("replay: %s, want 200 with replayed 1", rep)
 			}
@@ -101,7 +101,7 @@ type deadEntry struct {
 
 func dlqEntries(t *testing.T, g *gateway, table string) []deadEntry {
 	t.Helper()
-	resp := g.do(t, http.MethodGet, "/v1/ops/dlq/"+table, nil, nil)
+	resp := g.client.Do(t, http.MethodGet, "/v1/ops/dlq/"+table, nil, nil)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("GET dlq/%s: %s", table, resp)
 	}
@@ -120,7 +120,7 @@ func dlqEntries(t *testing.T, g *gateway, table string) []deadEntry {
 // dlqCount returns the DLQ count of table from GET /v1/ops/dlq (0 when absent).
 func dlqCount(t *testing.T, g *gateway, table string) int {
 	t.Helper()
-	resp := g.do(t, http.MethodGet, "/v1/ops/dlq", nil, nil)
+	resp := g.client.Do(t, http.MethodGet, "/v1/ops/dlq", nil, nil)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("GET dlq: %s", resp)
 	}

@@ -55,9 +55,8 @@ type gatewayConfig struct {
 type gateway struct {
 	cfg    gatewayConfig
 	dir    string
-	API    string // base URL of the API listener
-	Ops    string // base URL of the ops listener
-	client *http.Client
+	client gatewaybin.Client // talks to the API listener (client.Base is its URL)
+	Ops    string            // base URL of the ops listener
 	proc   *gatewaybin.Process
 }
 
@@ -72,14 +71,12 @@ func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
 		cfg.WaitTimeout = "20s"
 	}
 	dir := t.TempDir()
-	g := &gateway{
-		cfg:    cfg,
-		dir:    dir,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
-	}
-	t.Cleanup(g.client.CloseIdleConnections)
 	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	g := &gateway{cfg: cfg, dir: dir, client: gatewaybin.Client{
+		Base: fmt.Sprintf("http://127.0.0.1:%d", apiPort),
+		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
+	}}
+	t.Cleanup(g.client.HTTP.CloseIdleConnections)
 	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(g.configYAML(apiPort, opsPort)), 0o600); err != nil {

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // requireRetryable checks a 429/503 answer: status, code, retryable and a Retry-After header.
-func requireRetryable(t *testing.T, what string, resp response, status int, code string) {
+func requireRetryable(t *testing.T, what string, resp gatewaybin.Response, status int, code string) {
 	t.Helper()
 	e := requireError(t, what, resp, status, code)
 	if !e.Retryable || resp.Header.Get("Retry-After") == "" {

@@ -78,7 +78,7 @@ func loadClient(ctx context.Context, g *gateway, table, prefix string, worker, r
 			ids[j] = fmt.Sprintf("%s-%d-%d", prefix, seq, j)
 			fmt.Fprintf(&b, "{\"id\":%q,\"worker\":%d,\"n\":%d}\n", ids[j], worker, seq)
 		}
-		resp, err := g.try(ctx, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}}, []byte(b.String()))
+		resp, err := g.client.Try(ctx, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}}, []byte(b.String()))
 		if err == nil && resp.Status/100 == 2 {
 			acks.add(ids)
 		}

@@ -59,7 +59,7 @@ func TestClickHouseOutage(t *testing.T) {
 					ids[j] = fmt.Sprintf("w%d-%d-%d", w, seq, j)
 					fmt.Fprintf(&b, "{\"id\":%q,\"n\":%d}\n", ids[j], seq)
 				}
-				resp, err := g.try(ctx, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}}, []byte(b.String()))
+				resp, err := g.client.Try(ctx, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}}, []byte(b.String()))
 				switch {
 				case err != nil:
 					if ctx.Err() == nil {

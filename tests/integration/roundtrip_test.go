@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // backendMatrix is every combination of store and queue backend.
@@ -143,10 +145,10 @@ func TestIngestRoundTrip(t *testing.T) {
 			resp = g.ingest(t, table, "wait=committed", "application/jsonl", []byte(rows[5].in))
 			requireCommitted(t, resp, 1)
 			// zstd NDJSON, committed.
-			zs := g.do(t, http.MethodPost, "/v1/ingest/"+table+"?wait=committed", http.Header{"Content-Type": {ctNDJSON}, "Content-Encoding": {"zstd"}}, zstded(t, []byte(rows[7].in+"\n")))
+			zs := g.client.Do(t, http.MethodPost, "/v1/ingest/"+table+"?wait=committed", http.Header{"Content-Type": {ctNDJSON}, "Content-Encoding": {"zstd"}}, zstded(t, []byte(rows[7].in+"\n")))
 			requireCommitted(t, zs, 1)
 			// gzip NDJSON without wait: 202 with a sequence, then the row arrives.
-			gz := g.do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}, "Content-Encoding": {"gzip"}}, gzipped([]byte(rows[6].in+"\n")))
+			gz := g.client.Do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctNDJSON}, "Content-Encoding": {"gzip"}}, gzipped([]byte(rows[6].in+"\n")))
 			var acc struct {
 				Accepted int    `json:"accepted"`
 				Sequence string `json:"sequence"`
@@ -199,7 +201,7 @@ func column(rows []map[string]any, name string) []string {
 }
 
 // requireCommitted checks a 200 answer to ?wait=committed with n accepted rows.
-func requireCommitted(t *testing.T, resp response, n int) {
+func requireCommitted(t *testing.T, resp gatewaybin.Response, n int) {
 	t.Helper()
 	var body struct {
 		Accepted  int    `json:"accepted"`

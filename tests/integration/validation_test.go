@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // Limits the matrix gateways run with, small so the 413 cases are cheap to send.
@@ -59,7 +61,7 @@ func rowWith(t *testing.T, base, id string, mutate func(m map[string]any)) strin
 }
 
 // requireError checks an error answer's status and code and returns its body.
-func requireError(t *testing.T, what string, resp response, status int, code string) apiError {
+func requireError(t *testing.T, what string, resp gatewaybin.Response, status int, code string) apiError {
 	t.Helper()
 	var e apiError
 	if resp.Status != status {
@@ -133,9 +135,9 @@ func checkValidation(t *testing.T, g *gateway, table, base string) (accepted []s
 	if len(e.Details.Accepted) == 0 {
 		t.Errorf("415 for text/plain lists no accepted media types")
 	}
-	requireError(t, "br encoding", g.do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"br"}}, []byte(valid("ce"))),
+	requireError(t, "br encoding", g.client.Do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"br"}}, []byte(valid("ce"))),
 		http.StatusUnsupportedMediaType, "ingest.unsupported_encoding")
-	requireError(t, "corrupt gzip", g.do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"gzip"}}, []byte(valid("gz"))),
+	requireError(t, "corrupt gzip", g.client.Do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"gzip"}}, []byte(valid("gz"))),
 		http.StatusBadRequest, "ingest.corrupt_body")
 	requireError(t, "unknown table", g.ingest(t, "no_such_table", "", ctJSON, []byte(valid("nt"))), http.StatusNotFound, "table.unknown")
 	var rowsOver []string
@@ -149,7 +151,7 @@ func checkValidation(t *testing.T, g *gateway, table, base string) (accepted []s
 	if len(bomb) >= testMaxBodyBytes {
 		t.Fatalf("gzip of the big row is %d bytes, not below the limit", len(bomb))
 	}
-	requireError(t, "decompressed body too large", g.do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"gzip"}}, bomb),
+	requireError(t, "decompressed body too large", g.client.Do(t, http.MethodPost, "/v1/ingest/"+table, http.Header{"Content-Type": {ctJSON}, "Content-Encoding": {"gzip"}}, bomb),
 		http.StatusRequestEntityTooLarge, "ingest.body_too_large")
 
 	// Partial: the valid rows are accepted (and committed), the invalid one reported.

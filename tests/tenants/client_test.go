@@ -5,87 +5,46 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
-// response is a decoded HTTP answer.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-func (r response) String() string { return fmt.Sprintf("%d %s", r.Status, bytes.TrimSpace(r.Body)) }
-
-// ok reports a 2xx status.
-func (r response) ok() bool { return r.Status >= 200 && r.Status < 300 }
-
-// apiError is the JSON error body of every non-2xx answer.
-type apiError struct {
-	Code      string          `json:"code"`
-	Error     string          `json:"error"`
-	Retryable bool            `json:"retryable"`
-	Details   json.RawMessage `json:"details"`
-}
-
-// errorBody decodes the error body (zero value when it is not one).
-func (r response) errorBody() apiError {
-	var e apiError
-	_ = json.Unmarshal(r.Body, &e)
-	return e
-}
-
-// do sends one request with token as the bearer credential ("" sends none) and reads the whole
-// answer; a transport error fails the test. hdr is pairs of header name and value.
-func (g *gateway) do(t *testing.T, method, path, token string, body []byte, hdr ...string) response {
-	t.Helper()
-	r, err := g.try(t.Context(), method, path, token, body, hdr...)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+// request is the header of a request with token as the bearer credential ("" sends none), a
+// JSON Content-Type when there is a body, and hdr, pairs of header name and value, on top.
+func request(token string, body []byte, hdr ...string) http.Header {
+	h := http.Header{}
+	if body != nil {
+		h.Set("Content-Type", "application/json")
 	}
-	return r
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		h.Set(hdr[i], hdr[i+1])
+	}
+	return h
+}
+
+// do sends one request with token (see request) and reads the whole answer; a transport error
+// fails the test.
+func (g *gateway) do(t *testing.T, method, path, token string, body []byte, hdr ...string) gatewaybin.Response {
+	t.Helper()
+	return g.client.Do(t, method, path, request(token, body, hdr...), body)
 }
 
 // try is do returning the transport error.
-func (g *gateway) try(ctx context.Context, method, path, token string, body []byte, hdr ...string) (response, error) {
-	resp, err := g.send(ctx, method, path, token, body, hdr...)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+func (g *gateway) try(ctx context.Context, method, path, token string, body []byte, hdr ...string) (gatewaybin.Response, error) {
+	return g.client.Try(ctx, method, path, request(token, body, hdr...), body)
 }
 
-// send sends one request and returns the open response.
+// send sends one request with token (see request) and returns the open response.
 func (g *gateway) send(ctx context.Context, method, path, token string, body []byte, hdr ...string) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, g.API+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	return g.client.Do(req)
+	return g.client.Send(ctx, method, path, request(token, body, hdr...), body)
 }
 
 // sql runs operator SQL through /v1/ops/sql with token (an admin key, or the operator key with
@@ -103,7 +62,7 @@ func (g *gateway) sql(t *testing.T, token, tenantParam, stmt string) {
 }
 
 // ingest posts one JSON row and returns the answer.
-func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...string) response {
+func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...string) gatewaybin.Response {
 	t.Helper()
 	path := "/v1/ingest/" + table
 	if query != "" {
@@ -113,7 +72,7 @@ func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...s
 }
 
 // query runs SQL through /v1/query (ndjson) and returns the answer.
-func (g *gateway) query(t *testing.T, token, stmt string) response {
+func (g *gateway) query(t *testing.T, token, stmt string) gatewaybin.Response {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"sql": stmt, "format": "ndjson"})
 	return g.do(t, http.MethodPost, "/v1/query", token, b)

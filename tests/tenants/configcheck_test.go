@@ -106,7 +106,7 @@ func TestPasswordNeverLogged(t *testing.T) {
 	}, remote, fine)
 
 	got := g.do(t, http.MethodPost, "/v1/ops/sql", remote.Keys[0].Token, []byte(`{"sql":"SELECT 1"}`))
-	if got.Status != http.StatusServiceUnavailable || got.errorBody().Code != "store.unavailable" {
+	if got.Status != http.StatusServiceUnavailable || got.Code() != "store.unavailable" {
 		t.Fatalf("ops/sql as tenant remote with a wrong ClickHouse password: %s, want 503 store.unavailable (credentials are the operator's to fix; rows must wait, not be dead-lettered)", got)
 	}
 	if strings.Contains(string(got.Body), pw) {

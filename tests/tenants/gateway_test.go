@@ -38,11 +38,10 @@ type gatewayOptions struct {
 type gateway struct {
 	dir      string
 	CfgPath  string
-	Settings string // settings_dir
-	API      string // base URL of the API listener
-	Ops      string // base URL of the ops listener
-	Operator string // the operator key
-	client   *http.Client
+	Settings string            // settings_dir
+	client   gatewaybin.Client // talks to the API listener (client.Base is its URL)
+	Ops      string            // base URL of the ops listener
+	Operator string            // the operator key
 	proc     *gatewaybin.Process
 }
 
@@ -64,9 +63,9 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 		dir:      dir,
 		Settings: filepath.Join(dir, "settings"),
 		Operator: newOperatorKey(t),
-		client:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
+		client:   gatewaybin.Client{HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}},
 	}
-	t.Cleanup(g.client.CloseIdleConnections)
+	t.Cleanup(g.client.HTTP.CloseIdleConnections)
 	if err := os.MkdirAll(filepath.Join(g.Settings, "tenants"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 		t.Fatal(err)
 	}
 	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	g.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	g.client.Base = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
 	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfg := fmt.Sprintf(`server:
   listen: %s:%d

@@ -96,7 +96,7 @@ func checkIngestQuery(t *testing.T, g *gateway, a, b *tenant) {
 	// A query naming the other tenant's database must not read it.
 	for _, stmt := range []string{"SELECT id FROM tenant_b.events", "SELECT id FROM merge('tenant_b', '.*')"} {
 		r := g.query(t, a.key(t, "query").Token, stmt)
-		if r.ok() || strings.Contains(string(r.Body), "row-of-b") {
+		if r.OK() || strings.Contains(string(r.Body), "row-of-b") {
 			t.Errorf("tenant a's query key ran %q: %s, want a refusal", stmt, r)
 		}
 	}
@@ -109,11 +109,11 @@ func checkIngestQuery(t *testing.T, g *gateway, a, b *tenant) {
 	} {
 		body, _ := json.Marshal(map[string]string{"sql": stmt})
 		r := g.do(t, http.MethodPost, "/v1/ops/sql", a.key(t, "admin").Token, body)
-		if r.Status != http.StatusForbidden || r.errorBody().Code != "sql.outside_tenant" {
+		if r.Status != http.StatusForbidden || r.Code() != "sql.outside_tenant" {
 			t.Errorf("tenant a's admin key ran %q: %s, want 403 sql.outside_tenant", stmt, r)
 		}
 	}
-	if r := g.query(t, b.key(t, "query").Token, "SELECT id FROM events"); !r.ok() || !strings.Contains(string(r.Body), "row-of-b") {
+	if r := g.query(t, b.key(t, "query").Token, "SELECT id FROM events"); !r.OK() || !strings.Contains(string(r.Body), "row-of-b") {
 		t.Errorf("tenant b's events after a's attempts: %s", r)
 	}
 }
@@ -131,7 +131,7 @@ func checkStreams(t *testing.T, g *gateway, a, b *tenant) {
 	}
 	// a first, then b: once b's row reached b's stream, a's (accepted earlier) would have too.
 	for _, tn := range []*tenant{a, b} {
-		if r := g.ingest(t, tn.key(t, "ingest").Token, "events", "", fmt.Sprintf(`{"id":"live-of-%s","n":2}`, tn.Name)); !r.ok() {
+		if r := g.ingest(t, tn.key(t, "ingest").Token, "events", "", fmt.Sprintf(`{"id":"live-of-%s","n":2}`, tn.Name)); !r.OK() {
 			t.Fatalf("ingest as tenant %s: %s", tn.Name, r)
 		}
 	}
@@ -176,10 +176,10 @@ func checkDeadLetters(t *testing.T, g *gateway, a, b *tenant) {
 			}
 		}
 	}
-	if r := g.do(t, http.MethodPost, "/v1/ops/dlq/poison/replay?force=true", bAdmin, nil); !r.ok() || strings.Contains(string(r.Body), `"replayed":1`) {
+	if r := g.do(t, http.MethodPost, "/v1/ops/dlq/poison/replay?force=true", bAdmin, nil); !r.OK() || strings.Contains(string(r.Body), `"replayed":1`) {
 		t.Errorf("replay of poison as tenant b: %s, want 2xx replaying nothing", r)
 	}
-	if r := g.do(t, http.MethodDelete, "/v1/ops/dlq/poison", bAdmin, nil); !r.ok() {
+	if r := g.do(t, http.MethodDelete, "/v1/ops/dlq/poison", bAdmin, nil); !r.OK() {
 		t.Errorf("purge of poison as tenant b: %s, want 2xx", r)
 	}
 	if !sees("tenant a's admin key", aAdmin, "/v1/ops/dlq/poison") {
@@ -202,7 +202,7 @@ func checkIdempotency(t *testing.T, g *gateway, a, b *tenant) {
 	for _, tn := range []*tenant{a, b} {
 		row := fmt.Sprintf(`{"id":"idem-of-%s","n":3}`, tn.Name)
 		again := g.ingest(t, tn.key(t, "ingest").Token, "events", "wait=committed", row, "Idempotency-Key", key)
-		if !again.ok() || again.Header.Get("Idempotent-Replayed") != "true" {
+		if !again.OK() || again.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("retry with Idempotency-Key %q as tenant %s: %s (replayed %q), want its own recorded answer replayed",
 				key, tn.Name, again, again.Header.Get("Idempotent-Replayed"))
 		}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // loadKnob reads a non-negative integer from the environment, or def.
@@ -81,7 +83,7 @@ func TestLimitsLoad(t *testing.T) {
 	// phase is done.
 	ctx, cancel := context.WithCancel(t.Context())
 	var sent, accepted, refused atomic.Int64
-	var sample response
+	var sample gatewaybin.Response
 	var sampleOnce sync.Once
 	var wg sync.WaitGroup
 	aKey := a.key(t, "query").Token

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // caller is one credential of the matrix.
@@ -86,7 +88,7 @@ func matrixCallers(g *gateway, tenants ...*tenant) []caller {
 
 // call makes route r's request as c. A live stream is not read: its status and headers are
 // enough.
-func (g *gateway) call(t *testing.T, c caller, r specRoute) response {
+func (g *gateway) call(t *testing.T, c caller, r specRoute) gatewaybin.Response {
 	t.Helper()
 	path := r.Path
 	if c.TenantParam != "" {
@@ -107,7 +109,7 @@ func (g *gateway) call(t *testing.T, c caller, r specRoute) response {
 		t.Fatalf("route %s as %s: %v", r.Pattern, c.Name, err)
 	}
 	defer resp.Body.Close()
-	out := response{Status: resp.StatusCode, Header: resp.Header}
+	out := gatewaybin.Response{Status: resp.StatusCode, Header: resp.Header}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return out
 	}
@@ -126,12 +128,12 @@ func checkMatrix(t *testing.T, g *gateway, callers []caller) {
 			status, code := c.expect(r)
 			where := "route " + r.Pattern + " as " + c.Name + " (tenant " + c.tenantOf() + ")"
 			if status == 0 {
-				if !got.ok() {
+				if !got.OK() {
 					t.Errorf("%s: got %s, want 2xx", where, got)
 				}
 				continue
 			}
-			e := got.errorBody()
+			e := got.APIError()
 			if got.Status != status || e.Code != code {
 				t.Errorf("%s: got %s, want %d %s", where, got, status, code)
 				continue

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // reloadTimeout bounds how long a settings change may take to apply (poll interval 200ms, one
@@ -33,7 +35,7 @@ func TestReloadOnChange(t *testing.T) {
 	added := newKey(t, "r", "added", "ingest", "")
 
 	t.Run("add key", func(t *testing.T) {
-		if got := g.ingest(t, added.Token, "events", "", `{"id":"x","n":1}`); got.Status != http.StatusUnauthorized || got.errorBody().Code != "auth.invalid_key" {
+		if got := g.ingest(t, added.Token, "events", "", `{"id":"x","n":1}`); got.Status != http.StatusUnauthorized || got.Code() != "auth.invalid_key" {
 			t.Fatalf("ingest with %s before it is in settings: %s, want 401 auth.invalid_key", added, got)
 		}
 		r.Keys = append(r.Keys, added)
@@ -48,7 +50,7 @@ func TestReloadOnChange(t *testing.T) {
 		g.writeTenant(t, r)
 		eventually(t, reloadTimeout, added.String()+" to be revoked", func() bool {
 			got := g.ingest(t, added.Token, "events", "", `{"id":"revoked","n":1}`)
-			return got.Status == http.StatusUnauthorized && got.errorBody().Code == "auth.invalid_key"
+			return got.Status == http.StatusUnauthorized && got.Code() == "auth.invalid_key"
 		})
 		if got := g.do(t, http.MethodGet, "/v1/tables", query, nil); got.Status != http.StatusOK {
 			t.Fatalf("the remaining %s after the revocation: %s", r.key(t, "query"), got)
@@ -58,7 +60,7 @@ func TestReloadOnChange(t *testing.T) {
 	t.Run("change limit", func(t *testing.T) {
 		r.Limits = "{requests_per_second: 1, burst: 1}"
 		g.writeTenant(t, r)
-		var refused response
+		var refused gatewaybin.Response
 		eventually(t, reloadTimeout, "a 429 under requests_per_second 1", func() bool {
 			for range 3 {
 				if got := g.do(t, http.MethodGet, "/v1/tables", query, nil); got.Status == http.StatusTooManyRequests {
@@ -169,9 +171,9 @@ func TestReloadOnSIGHUP(t *testing.T) {
 
 // checkRefusal checks a 429 from a limit: code, retryable, Retry-After and the RateLimit-*
 // headers.
-func checkRefusal(t *testing.T, what string, got response, code string, limit int) {
+func checkRefusal(t *testing.T, what string, got gatewaybin.Response, code string, limit int) {
 	t.Helper()
-	e := got.errorBody()
+	e := got.APIError()
 	if got.Status != http.StatusTooManyRequests || e.Code != code || !e.Retryable {
 		t.Fatalf("%s: %s, want 429 %s retryable", what, got, code)
 	}

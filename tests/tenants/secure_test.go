@@ -43,7 +43,7 @@ func TestSecureDefault(t *testing.T) {
 		p := &tenant{Name: "p", Database: "tenant_p"}
 		p.Keys = []*apiKey{newKey(t, "p", "query", "query", "")}
 		g := startGateway(t, gatewayOptions{Listen: "0.0.0.0"}, p)
-		if got := g.do(t, http.MethodGet, "/v1/tables", "", nil); got.Status != http.StatusUnauthorized || got.errorBody().Code != "auth.missing_key" {
+		if got := g.do(t, http.MethodGet, "/v1/tables", "", nil); got.Status != http.StatusUnauthorized || got.Code() != "auth.missing_key" {
 			t.Fatalf("GET /v1/tables without a key: %s, want 401 auth.missing_key", got)
 		}
 		if got := g.do(t, http.MethodGet, "/v1/tables", p.Keys[0].Token, nil); got.Status != http.StatusOK {
@@ -71,7 +71,7 @@ func TestSecureDefault(t *testing.T) {
 		g.writeTenant(t, &tenant{Name: "l", Database: "tenant_l", Keys: []*apiKey{k}})
 		eventually(t, reloadTimeout, "anonymous access to end once a key exists", func() bool {
 			got := g.do(t, http.MethodGet, "/v1/tables", "", nil)
-			return got.Status == http.StatusUnauthorized && got.errorBody().Code == "auth.missing_key"
+			return got.Status == http.StatusUnauthorized && got.Code() == "auth.missing_key"
 		})
 		if got := g.do(t, http.MethodGet, "/v1/tables", k.Token, nil); got.Status != http.StatusOK {
 			t.Fatalf("GET /v1/tables with %s: %s, want 200", k, got)

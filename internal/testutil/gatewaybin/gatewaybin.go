@@ -1,7 +1,7 @@
 // Package gatewaybin gives the suites that drive the real wavehouse binary (tests/integration,
 // tests/idempotency, tests/split, tests/tenants) one way to build it, to give its processes a
-// clean environment, and to run them (Process: start, wait for readiness, capture output, stop
-// gracefully, kill).
+// clean environment, to run them (Process: start, wait for readiness, capture output, stop
+// gracefully, kill), and to talk to them (Client sends a request and reads the whole Response).
 package gatewaybin
 
 import (
