@@ -3,6 +3,7 @@ package embeddedmq_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,6 +26,30 @@ func TestMetricsReportFramesAndPartitions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The consumer's pending count is updated by the server shortly after a publish returns, so
+	// the scrape-time gauges are read until they settle (bounded).
+	var got map[string]float64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got = gather(t, reg)
+		settled := got["wavehouse_mq_connected"] == 1 && got["wavehouse_mq_partition_frames"] == 3 && got["wavehouse_mq_partition_lag_frames"] == 3
+		if settled || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got["wavehouse_mq_frame_records"] != 3 || got["wavehouse_mq_publish_duration_seconds"] != 3 {
+		t.Fatalf("frame/publish observations %v, want 3 each", got)
+	}
+	if got["wavehouse_mq_connected"] != 1 || got["wavehouse_mq_partition_frames"] != 3 || got["wavehouse_mq_partition_lag_frames"] != 3 {
+		t.Fatalf("scrape-time metrics %v, want connected 1, 3 frames retained and pending", got)
+	}
+	if got["wavehouse_mq_partition_oldest_unacked_seconds"] <= 0 {
+		t.Fatalf("oldest unacked age %v, want > 0", got["wavehouse_mq_partition_oldest_unacked_seconds"])
+	}
+}
+
+// gather sums every gauge value and histogram sample count of reg by metric name.
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -40,13 +65,5 @@ func TestMetricsReportFramesAndPartitions(t *testing.T) {
 			}
 		}
 	}
-	if got["wavehouse_mq_frame_records"] != 3 || got["wavehouse_mq_publish_duration_seconds"] != 3 {
-		t.Fatalf("frame/publish observations %v, want 3 each", got)
-	}
-	if got["wavehouse_mq_connected"] != 1 || got["wavehouse_mq_partition_frames"] != 3 || got["wavehouse_mq_partition_lag_frames"] != 3 {
-		t.Fatalf("scrape-time metrics %v, want connected 1, 3 frames retained and pending", got)
-	}
-	if got["wavehouse_mq_partition_oldest_unacked_seconds"] <= 0 {
-		t.Fatalf("oldest unacked age %v, want > 0", got["wavehouse_mq_partition_oldest_unacked_seconds"])
-	}
+	return got
 }
