@@ -11,6 +11,9 @@ func (a *App) buildIngest() (Component, error) {
 	f := a.cfg.Ingest.Flush
 	cfg := writer.DefaultConfig()
 	cfg.MaxRows, cfg.MaxBytes, cfg.MaxWait = f.MaxRows, f.MaxBytes, f.MaxWait.D()
+	// Held frames are reported in progress three times per ack wait, so a frame waiting behind
+	// a slow insert or a draining backlog is never handed out again.
+	cfg.ProgressInterval = a.cfg.MQ.AckWait.D() / 3
 	m, err := writer.NewMetrics(a.reg)
 	if err != nil {
 		return nil, err

@@ -64,8 +64,9 @@ type Journal interface {
 	// Plan records p (not inserted, unclaimed) before its insert. It returns once durable.
 	Plan(ctx context.Context, p BatchPlan) error
 	// Lookup returns, for each of frames (all of tenant/table and one partition) that belongs to
-	// a recorded plan, its latest plan. since bounds the search: no plan holding these frames
-	// was recorded before it (the oldest frame's stored time is a valid bound).
+	// a recorded plan, its latest plan. Every plan recorded (by any process) before the call and
+	// not forgotten is found. since is a hint (the oldest frame's stored time) that an
+	// implementation may use to bound a search; both JetStream backends ignore it.
 	Lookup(ctx context.Context, tenant, table string, frames []FrameRef, since time.Time) (map[FrameRef]BatchPlan, error)
 	// Claim makes the caller the one recovering p for lease: it returns the current plan and
 	// true, or the current plan and false when it is already inserted or another live claim
@@ -76,8 +77,10 @@ type Journal interface {
 	// MarkInserted records that every insert statement of p succeeded and which records failed.
 	// It returns once durable; the caller acknowledges the frames only after it.
 	MarkInserted(ctx context.Context, p BatchPlan, failed []FailedRecord) error
-	// Forget drops p once every frame of it is acknowledged. It does not wait for the server:
-	// a lost forget only leaves the entry until the journal's retention removes it.
+	// Forget drops p once every frame of it is acknowledged durably (the writer waits a while
+	// after the acks: a queue server that crashes may lose the acks of its last moments, and a
+	// frame redelivered then must still find its plan). It does not wait for the server: a lost
+	// forget only leaves the entry until the journal's retention removes it.
 	Forget(ctx context.Context, p BatchPlan) error
 	// GetFrame reads the records of a stored frame by reference. Frames that are not
 	// acknowledged are never trimmed, so every frame of a plan that is not marked is readable.

@@ -60,6 +60,14 @@ type Delivery interface {
 	Term(ctx context.Context, reason string) error
 }
 
+// Extender is implemented by deliveries whose redelivery can be postponed: a holder that keeps a
+// frame longer than the ack wait (a batch waiting behind a slow insert, a backlog draining)
+// calls InProgress well within every ack wait so the queue does not hand the frame out again
+// meanwhile. It fails with ErrSettled after the delivery was settled.
+type Extender interface {
+	InProgress(ctx context.Context) error
+}
+
 // DeadLetterer is implemented by deliveries that can move records to the
 // dead-letter queue.
 type DeadLetterer interface {

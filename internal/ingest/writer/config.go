@@ -28,6 +28,16 @@ type Config struct {
 	// flushes to it are not attempted for BreakerCooldown, then one probe flush decides.
 	BreakerFailures int
 	BreakerCooldown time.Duration
+	// ProgressInterval is how often every frame the writer holds is reported in progress to the
+	// queue, so it is not redelivered while it waits for its insert; it must be well below the
+	// queue's ack wait (app sets a third of mq.ack_wait). Zero disables it.
+	ProgressInterval time.Duration
+	// MaxBuffered bounds the payload bytes held per partition (buffered or being inserted):
+	// the partition is not pulled while it holds this much. Zero means 4 × MaxBytes.
+	MaxBuffered int
+	// ForgetDelay is how long a batch plan is kept after its frames were acknowledged (see
+	// forget.go); zero forgets at once.
+	ForgetDelay time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -43,6 +53,9 @@ func DefaultConfig() Config {
 		BackoffMax:      30 * time.Second,
 		BreakerFailures: 3,
 		BreakerCooldown: 5 * time.Second,
+		// A third of the default mq.ack_wait (30 s).
+		ProgressInterval: 10 * time.Second,
+		ForgetDelay:      30 * time.Second,
 	}
 }
 
@@ -63,6 +76,9 @@ func (c Config) Validate() error {
 	pos("backoff_min", c.BackoffMin > 0)
 	pos("breaker_failures", c.BreakerFailures > 0)
 	pos("breaker_cooldown", c.BreakerCooldown > 0)
+	if c.ProgressInterval < 0 || c.MaxBuffered < 0 || c.ForgetDelay < 0 {
+		errs = append(errs, errors.New("ingest: progress interval, max buffered and forget delay must not be negative"))
+	}
 	if c.BackoffMax < c.BackoffMin {
 		errs = append(errs, errors.New("ingest.flush.backoff_max: must not be below backoff_min"))
 	}

@@ -105,8 +105,8 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 		}
 		w.crash.after(stageMarked)
 	}
-	if w.settle(ctx, k, frames, failed, log) && w.journal != nil {
-		_ = w.journal.Forget(ctx, plan)
+	if w.settle(ctx, k, frames, failed, log) {
+		w.forgetLater(plan)
 	}
 	log.Debug("batch inserted", "frames", len(frames), "failed_records", len(failed),
 		"duration_ms", time.Since(start).Milliseconds(), "trace_ids", traceIDs(frames))
@@ -267,6 +267,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 	all := true
 	for fi, d := range frames {
 		recs := d.Records()
+		release := func() { w.held.release(d) }
 		var dead []int
 		var reasons []string
 		var first error
@@ -280,7 +281,9 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 			}
 		}
 		if len(dead) == 0 {
-			if err := d.Ack(sctx); err != nil {
+			err := d.Ack(sctx)
+			release()
+			if err != nil {
 				m.settleFailures.WithLabelValues("ack").Inc()
 				log.Error("ack after insert failed; the frame will be redelivered", "error", err, "seq", d.Meta().Seq)
 				all = false
@@ -291,6 +294,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 			if !ok {
 				log.Error("delivery cannot dead-letter; redelivering", "seq", d.Meta().Seq)
 				_ = d.Nak(sctx, w.cfg.BackoffMax)
+				release()
 				all = false
 				continue
 			}
@@ -299,9 +303,11 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 				m.settleFailures.WithLabelValues("dead_letter").Inc()
 				log.Error("dead-lettering failed; the frame will be redelivered", "error", err, "seq", d.Meta().Seq)
 				_ = d.Nak(sctx, w.cfg.BackoffMin)
+				release()
 				all = false
 				continue
 			}
+			release()
 			m.deadLettered.WithLabelValues(k.tenant, k.table, reason.Code).Add(float64(len(dead)))
 			log.Error("records dead-lettered", "records", len(dead), "code", reason.Code, "reason", reason.Message, "seq", d.Meta().Seq)
 		}
@@ -330,7 +336,9 @@ func (w *Writer) nakAll(ctx context.Context, frames []mq.Delivery, delay time.Du
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	for _, d := range frames {
-		if err := d.Nak(sctx, delay); err != nil {
+		err := d.Nak(sctx, delay)
+		w.held.release(d)
+		if err != nil {
 			w.deps.Metrics.settleFailures.WithLabelValues("nak").Inc()
 			log.Warn("nak failed; the frame is redelivered after the ack wait", "error", err, "seq", d.Meta().Seq)
 		}

@@ -14,7 +14,8 @@ import (
 // is recorded in the queue's journal; every insert statement of the batch carries a
 // deduplication token derived from the plan id and the statement's place in the batch (column
 // group, bisection path); after every statement succeeded the plan is marked inserted, then the
-// frames are acknowledged. A frame redelivered later (attempts > 1) is looked up:
+// frames are acknowledged, and the plan is forgotten ForgetDelay later (forget.go). Every frame of
+// a batch is looked up before it is planned:
 //
 //   - no plan: it was never part of an attempted batch; it joins the normal path;
 //   - plan marked inserted: the crash came between the mark and the acks; the frame is
@@ -79,16 +80,15 @@ func (w *Writer) resolveRedelivered(ctx context.Context, k tableKey, tgt targetI
 		refs  []mq.FrameRef
 		since time.Time
 	)
+	// Every frame is looked up, not only those the queue reports as redelivered: the delivery
+	// count is consumer state that a crashed queue server may not have written to disk, so a
+	// frame planned and inserted before a crash can come back as a first delivery.
 	for _, d := range frames {
-		if m := d.Meta(); m.Attempts > 1 {
-			refs = append(refs, refOf(d))
-			if since.IsZero() || m.StoredAt.Before(since) {
-				since = m.StoredAt
-			}
+		m := d.Meta()
+		refs = append(refs, refOf(d))
+		if since.IsZero() || m.StoredAt.Before(since) {
+			since = m.StoredAt
 		}
-	}
-	if len(refs) == 0 {
-		return frames
 	}
 	plans, err := w.journal.Lookup(ctx, k.tenant, k.table, refs, since)
 	if err != nil {

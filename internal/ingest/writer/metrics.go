@@ -18,6 +18,10 @@ type Metrics struct {
 	settleFailures *prometheus.CounterVec
 	inDoubt        *prometheus.CounterVec
 	tableDedup     *prometheus.GaugeVec
+	// redeliveredHeld counts deliveries of frames the writer still held (dropped).
+	redeliveredHeld prometheus.Counter
+	// progress counts in-progress reports of held frames.
+	progress prometheus.Counter
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -56,12 +60,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "wavehouse_ingest_table_insert_dedup",
 			Help: "1 when inserts into the table are deduplicated by token (exactly once across crashes), 0 when they are not.",
 		}, []string{"tenant", "table"}),
+		redeliveredHeld: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_redelivered_while_held_total",
+			Help: "Frames the queue delivered again while this writer still held them unsettled (dropped: the held copy settles them). Non-zero means held frames outlived the ack wait.",
+		}),
+		progress: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_in_progress_reports_total",
+			Help: "In-progress reports sent for held frames, which keep them from being redelivered while they wait for their insert.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup} {
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup, m.redeliveredHeld, m.progress} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

@@ -58,6 +58,8 @@ type Writer struct {
 	journal mq.Journal
 	dedup   *dedupChecker
 	crash   *crashHook
+	held    *heldFrames
+	forgets forgetQueue
 
 	mu       sync.Mutex
 	tables   map[tableKey]*tableQueue
@@ -81,10 +83,13 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = 4 * cfg.MaxBytes
+	}
 	if deps.Metrics == nil {
 		deps.Metrics, _ = NewMetrics(nil)
 	}
-	w := &Writer{cfg: cfg, deps: deps, journal: deps.Journal, tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}
+	w := &Writer{cfg: cfg, deps: deps, journal: deps.Journal, held: newHeldFrames(), tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}
 	if w.journal == nil {
 		w.journal, _ = deps.Consumer.(mq.Journal)
 	}
@@ -101,6 +106,8 @@ func (w *Writer) Run(ctx context.Context) error {
 	for p := range w.deps.Consumer.Partitions() {
 		wg.Go(func() { w.consume(ctx, p) })
 	}
+	wg.Go(func() { w.keepAlive(ctx) })
+	wg.Go(func() { w.forgetLoop(ctx) })
 	wg.Wait()
 	w.wg.Wait()
 	return nil
@@ -120,7 +127,7 @@ func (w *Writer) consume(ctx context.Context, p int) {
 			continue
 		}
 		attempt = 0
-		err = w.pull(ctx, sub, log)
+		err = w.pull(ctx, p, sub, log)
 		_ = sub.Close()
 		if ctx.Err() != nil {
 			return
@@ -131,9 +138,12 @@ func (w *Writer) consume(ctx context.Context, p int) {
 	}
 }
 
-func (w *Writer) pull(ctx context.Context, sub mq.Subscription, log *slog.Logger) error {
+func (w *Writer) pull(ctx context.Context, p int, sub mq.Subscription, log *slog.Logger) error {
 	failures := 0
 	for {
+		if !w.held.waitRoom(ctx, p, w.cfg.MaxBuffered) {
+			return ctx.Err()
+		}
 		ds, err := sub.Fetch(ctx, w.cfg.FetchBatch, w.cfg.FetchWait)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, mq.ErrDeliveryEnded) || errors.Is(err, mq.ErrClosed) {
@@ -162,6 +172,13 @@ func (w *Writer) route(ctx context.Context, d mq.Delivery) {
 		_ = d.Ack(ctx) // an empty frame carries nothing to insert
 		return
 	}
+	bytes := frameBytes(recs)
+	if !w.held.add(d, bytes) {
+		// Delivered again while this writer still holds it (its ack wait ran out): the held
+		// copy settles the frame; inserting this one too would insert the rows twice.
+		w.deps.Metrics.redeliveredHeld.Inc()
+		return
+	}
 	k := tableKey{recs[0].Tenant, recs[0].Table}
 	w.mu.Lock()
 	q, ok := w.tables[k]
@@ -171,7 +188,7 @@ func (w *Writer) route(ctx context.Context, d mq.Delivery) {
 		w.wg.Go(func() { w.flushLoop(ctx, k, q) })
 	}
 	w.mu.Unlock()
-	q.push(d, frameRows(recs), frameBytes(recs), w.deps.Now())
+	q.push(d, frameRows(recs), bytes, w.deps.Now())
 }
 
 func (w *Writer) breakerFor(tenant string) *breaker {

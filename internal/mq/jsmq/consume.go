@@ -218,6 +218,7 @@ type delivery struct {
 var (
 	_ mq.Delivery     = (*delivery)(nil)
 	_ mq.DeadLetterer = (*delivery)(nil)
+	_ mq.Extender     = (*delivery)(nil)
 )
 
 func (q *Queue) newDelivery(p int, msg jetstream.Msg) (*delivery, error) {
@@ -269,6 +270,19 @@ func (d *delivery) settle(ctx context.Context, final bool, f func(ctx context.Co
 
 func (d *delivery) Ack(ctx context.Context) error {
 	return d.settle(ctx, true, func(ctx context.Context) error { return d.msg.DoubleAck(ctx) })
+}
+
+// InProgress implements mq.Extender: it resets the frame's ack timer on the server.
+func (d *delivery) InProgress(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled {
+		return fmt.Errorf("%w: frame %d", mq.ErrSettled, d.meta.Seq)
+	}
+	if d.q.isClosed() {
+		return mq.ErrClosed
+	}
+	return d.q.rpc(ctx, func(context.Context) error { return d.msg.InProgress() })
 }
 
 func (d *delivery) Nak(ctx context.Context, delay time.Duration) error {

@@ -16,12 +16,11 @@ import (
 )
 
 // The batch-plan journal is the KV bucket Names.JournalBucket, one key per plan:
-// "<partition>.<table hash>.<plan id>", so the plans of one table are one subject filter of the
-// bucket's stream. A plan costs one synchronous KV write before the insert (Plan) and one after
-// it (MarkInserted), and a fire-and-forget delete once its frames are acknowledged (Forget):
-// frames are not indexed one by one (each KV write is one fsync under sync: always), so Lookup
-// scans the table's plans written since the oldest frame in question was stored. Only
-// redelivered frames are looked up.
+// "<partition>.<table hash>.<plan id>". A plan costs one synchronous KV write before the insert
+// (Plan) and one after it (MarkInserted), and a fire-and-forget delete once its frames are
+// acknowledged durably (Forget). Frames are not indexed one by one in the bucket (each KV write
+// is one fsync under sync: always); each process indexes the bucket in memory instead
+// (journalindex.go), so Lookup costs one bucket status request.
 
 var _ mq.Journal = (*Queue)(nil)
 
@@ -30,10 +29,6 @@ const planMagic = 0xB1
 
 // maxFailedMessage bounds a stored dead-letter message of a failed record.
 const maxFailedMessage = 512
-
-// lookupSkew is subtracted from Lookup's since bound: the journal and the partition streams may
-// have different leaders whose clocks differ.
-const lookupSkew = time.Minute
 
 // journalEntry is a stored plan plus when it was first planned.
 type journalEntry struct {
@@ -288,12 +283,12 @@ func (q *Queue) Forget(_ context.Context, p mq.BatchPlan) error {
 	return translate(q.nc.PublishMsg(msg))
 }
 
-// Lookup implements mq.Journal: it scans the table's plans written since since (less a clock
-// skew allowance) with a short-lived ephemeral consumer.
-func (q *Queue) Lookup(ctx context.Context, tenant, table string, frames []mq.FrameRef, since time.Time) (map[mq.FrameRef]mq.BatchPlan, error) {
-	out := map[mq.FrameRef]mq.BatchPlan{}
+// Lookup implements mq.Journal from the journal index (journalindex.go): it waits until the
+// index reflects every plan recorded before the call, then answers from memory. since is not
+// needed by the index and is ignored.
+func (q *Queue) Lookup(ctx context.Context, tenant, table string, frames []mq.FrameRef, _ time.Time) (map[mq.FrameRef]mq.BatchPlan, error) {
 	if len(frames) == 0 {
-		return out, nil
+		return map[mq.FrameRef]mq.BatchPlan{}, nil
 	}
 	if err := checkName(tenant, table); err != nil {
 		return nil, err
@@ -304,79 +299,23 @@ func (q *Queue) Lookup(ctx context.Context, tenant, table string, frames []mq.Fr
 	if err := q.checkConn(); err != nil {
 		return nil, err
 	}
-	if _, err := q.journal(ctx); err != nil {
-		return nil, err
-	}
-	want := make(map[mq.FrameRef]bool, len(frames))
-	for _, f := range frames {
-		want[f] = true
-	}
-	bucket := q.names.JournalBucket()
-	prefix := "$KV." + bucket + "." + strconv.Itoa(frames[0].Partition) + "." + tableHash(tenant, table) + "."
-	start := since.Add(-lookupSkew)
-	var cons jetstream.Consumer
-	err := q.rpc(ctx, func(ctx context.Context) error {
-		var err error
-		cons, err = q.js.CreateConsumer(ctx, "KV_"+bucket, jetstream.ConsumerConfig{
-			FilterSubject:     prefix + "*",
-			DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
-			OptStartTime:      &start,
-			AckPolicy:         jetstream.AckNonePolicy,
-			InactiveThreshold: time.Minute,
-			MemoryStorage:     true,
-			Replicas:          1,
-		})
-		return err
-	})
+	x, kv, err := q.journalIndexFor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.opts.PublishTimeout)
-		defer cancel()
-		_ = q.js.DeleteConsumer(dctx, "KV_"+bucket, cons.CachedInfo().Name)
-	}()
-	best := map[mq.FrameRef]int64{}
-	pending := cons.CachedInfo().NumPending
-	for pending > 0 {
-		batch, err := cons.Fetch(int(min(pending, 1024)), jetstream.FetchMaxWait(q.opts.PublishTimeout))
-		if err != nil {
-			return nil, translate(err)
-		}
-		got := 0
-		for msg := range batch.Messages() {
-			got++
-			md, err := msg.Metadata()
-			if err != nil {
-				return nil, err
-			}
-			pending = md.NumPending
-			if op := msg.Headers().Get("KV-Operation"); op != "" {
-				continue // a forgotten plan
-			}
-			e, err := decodePlan(msg.Subject()[len(prefix):], msg.Data())
-			if err != nil || e.plan.Tenant != tenant || e.plan.Table != table {
-				continue
-			}
-			e.plan.Revision = md.Sequence.Stream
-			for _, f := range e.plan.Frames {
-				if at, seen := best[f]; want[f] && (!seen || e.plannedAt >= at) {
-					best[f] = e.plannedAt
-					out[f] = e.plan
-				}
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			return nil, translate(err)
-		}
-		if got == 0 {
-			return nil, fmt.Errorf("%w: journal scan stalled with %d entries pending", mq.ErrUnavailable, pending)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	last, err := q.journalLastSeq(ctx, kv)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	wctx, cancel := context.WithTimeout(ctx, q.opts.PublishTimeout)
+	defer cancel()
+	if err := x.wait(wctx, last); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: journal index behind the bucket (sequence %d)", mq.ErrUnavailable, last)
+	}
+	return x.find(tenant, table, frames), nil
 }
 
 // GetFrame implements mq.Journal with a direct get of the frame's stream sequence.

@@ -61,7 +61,9 @@ type Queue struct {
 	budget  map[string]int64
 	// journalKV and streams cache the journal bucket and partition stream handles.
 	journalKV jetstream.KeyValue
-	streams   map[int]jetstream.Stream
+	// jindex is the in-memory journal index, started on the first Lookup.
+	jindex  *journalIndex
+	streams map[int]jetstream.Stream
 }
 
 var _ mq.Queue = (*Queue)(nil)
