@@ -86,6 +86,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		metrics = jsmq.NewMetrics()
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
+		SoleConsumer:    true,
 		Metrics:         metrics,
 		Topology:        c.topology(),
 		MaxFrameRecords: c.MaxFrameRecords,

@@ -24,16 +24,21 @@ import (
 
 var _ mq.Journal = (*Queue)(nil)
 
-// planMagic starts every encoded plan (format version 1).
-const planMagic = 0xB1
+// planMagic starts every encoded plan: version 1 (planMagicV1) had no claimer, version 2 adds
+// the claiming Queue's instance after the claim time. Both decode.
+const (
+	planMagicV1 = 0xB1
+	planMagic   = 0xB2
+)
 
 // maxFailedMessage bounds a stored dead-letter message of a failed record.
 const maxFailedMessage = 512
 
-// journalEntry is a stored plan plus when it was first planned.
+// journalEntry is a stored plan plus when it was first planned and who claims it.
 type journalEntry struct {
 	plan      mq.BatchPlan
 	plannedAt int64
+	claimer   string
 }
 
 func tableHash(tenant, table string) string {
@@ -69,6 +74,7 @@ func encodePlan(e journalEntry) []byte {
 		claim = p.ClaimedUntil.UnixNano()
 	}
 	b = binary.AppendVarint(b, claim)
+	b = appendString(b, e.claimer)
 	b = binary.AppendVarint(b, e.plannedAt)
 	b = appendString(b, p.Tenant)
 	b = appendString(b, p.Table)
@@ -96,7 +102,7 @@ func encodePlan(e journalEntry) []byte {
 var errBadPlan = errors.New("mq: malformed journal entry")
 
 func decodePlan(id string, data []byte) (journalEntry, error) {
-	if len(data) < 2 || data[0] != planMagic {
+	if len(data) < 2 || data[0] != planMagic && data[0] != planMagicV1 {
 		return journalEntry{}, errBadPlan
 	}
 	var e journalEntry
@@ -106,6 +112,9 @@ func decodePlan(id string, data []byte) (journalEntry, error) {
 	d := decoder{b: data[2:]}
 	if claim := d.varint(); claim != 0 {
 		p.ClaimedUntil = time.Unix(0, claim)
+	}
+	if data[0] == planMagic {
+		e.claimer = string(d.bytes())
 	}
 	e.plannedAt = d.varint()
 	p.Tenant = string(d.bytes())
@@ -248,10 +257,11 @@ func (q *Queue) Claim(ctx context.Context, p mq.BatchPlan, lease time.Duration) 
 	}
 	cur.plan.Revision = entry.Revision()
 	now := q.now()
-	if cur.plan.Inserted || cur.plan.ClaimedUntil.After(now) {
+	deadClaim := q.opts.SoleConsumer && cur.claimer != q.instance
+	if cur.plan.Inserted || cur.plan.ClaimedUntil.After(now) && !deadClaim {
 		return cur.plan, false, nil
 	}
-	cur.plan.ClaimedUntil = now.Add(lease)
+	cur.plan.ClaimedUntil, cur.claimer = now.Add(lease), q.instance
 	var rev uint64
 	err = q.rpc(ctx, func(ctx context.Context) error {
 		var err error

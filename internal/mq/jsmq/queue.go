@@ -38,6 +38,10 @@ type Options struct {
 	Now func() time.Time
 	// Metrics records publish metrics when not nil.
 	Metrics *Metrics
+	// SoleConsumer says no other process can consume this queue (the embedded server listens
+	// on no port): a batch-journal claim left by an earlier life of the process is dead, so it
+	// is taken over at once instead of after its lease.
+	SoleConsumer bool
 }
 
 // Queue implements mq.Queue on a JetStream connection. It does not own the
@@ -48,6 +52,9 @@ type Queue struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	now   func() time.Time
+	// instance identifies this Queue value among the processes sharing the server (journal
+	// claims record it).
+	instance string
 	// maxRecord is the largest record accepted: the server's max_payload
 	// minus room for headers. Records larger than MaxFrameBytes travel
 	// alone in their frame.
@@ -96,7 +103,7 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		now = time.Now
 	}
 	return &Queue{
-		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, maxRecord: maxRecord,
+		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, maxRecord: maxRecord, instance: nats.NewInbox()[len(nats.InboxPrefix):],
 		closeCh: make(chan struct{}),
 		subs:    make(map[*subscription]struct{}),
 		subjs:   make(map[string]*subjectQueue),
