@@ -18,6 +18,7 @@ type Metrics struct {
 	settleFailures *prometheus.CounterVec
 	inDoubt        *prometheus.CounterVec
 	tableDedup     *prometheus.GaugeVec
+	emptyFrames    prometheus.Counter
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -56,12 +57,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "wavehouse_ingest_table_insert_dedup",
 			Help: "1 when inserts into the table are deduplicated by token (exactly once across crashes), 0 when they are not.",
 		}, []string{"tenant", "table"}),
+		emptyFrames: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_empty_frames_total",
+			Help: "Frames that carried no record, acknowledged without an insert (nothing to insert or dead-letter).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup} {
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup, m.emptyFrames} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

@@ -159,7 +159,12 @@ func (w *Writer) pull(ctx context.Context, sub mq.Subscription, log *slog.Logger
 func (w *Writer) route(ctx context.Context, d mq.Delivery) {
 	recs := d.Records()
 	if len(recs) == 0 {
-		_ = d.Ack(ctx) // an empty frame carries nothing to insert
+		// An empty frame carries nothing to insert or dead-letter: acknowledged, and counted.
+		w.deps.Metrics.emptyFrames.Inc()
+		if err := d.Ack(ctx); err != nil {
+			w.deps.Metrics.settleFailures.WithLabelValues("ack").Inc()
+		}
+		w.deps.Log.Warn("empty frame acknowledged", "partition", d.Meta().Partition, "seq", d.Meta().Seq)
 		return
 	}
 	k := tableKey{recs[0].Tenant, recs[0].Table}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -38,6 +39,9 @@ type Options struct {
 	Now func() time.Time
 	// Metrics records publish metrics when not nil.
 	Metrics *Metrics
+	// Log receives what the queue handles on its own (an undecodable
+	// message dead-lettered); nil discards.
+	Log *slog.Logger
 }
 
 // Queue implements mq.Queue on a JetStream connection. It does not own the
@@ -48,6 +52,7 @@ type Queue struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	now   func() time.Time
+	log   *slog.Logger
 	// maxRecord is the largest record accepted: the server's max_payload
 	// minus room for headers. Records larger than MaxFrameBytes travel
 	// alone in their frame.
@@ -93,8 +98,12 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 	if now == nil {
 		now = time.Now
 	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Queue{
-		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, maxRecord: maxRecord,
+		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, log: log, maxRecord: maxRecord,
 		closeCh: make(chan struct{}),
 		subs:    make(map[*subscription]struct{}),
 		subjs:   make(map[string]*subjectQueue),

@@ -104,6 +104,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
 		Metrics:         metrics,
+		Log:             q.deps.Log,
 		Topology:        c.Topology(),
 		MaxFrameRecords: c.MaxFrameRecords,
 		MaxFrameBytes:   c.MaxFrameBytes,
