@@ -26,6 +26,18 @@ type Consumer interface {
 	Subscribe(ctx context.Context, p int) (Subscription, error)
 }
 
+// Drainer is implemented by consumers whose queue can hold frames in
+// partitions numbered Partitions() or above: streams left by a larger
+// partition count. New records never go there; the ingest worker subscribes
+// to each until it holds nothing unacknowledged, so lowering the partition
+// count strands no row.
+type Drainer interface {
+	// ExtraPartitions returns every partition numbered Partitions() or above
+	// that exists, with the number of its frames not yet acknowledged by its
+	// ingest consumer. Subscribe accepts these partitions afterwards.
+	ExtraPartitions(ctx context.Context) (map[int]uint64, error)
+}
+
 // Subscription pulls frames of one partition.
 type Subscription interface {
 	// Fetch returns up to max deliveries, waiting at most wait (or until ctx

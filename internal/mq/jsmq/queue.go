@@ -64,6 +64,9 @@ type Queue struct {
 	subs    map[*subscription]struct{}
 	subjs   map[string]*subjectQueue
 	budget  map[string]int64
+	// extra holds the partitions beyond the configured count that
+	// ExtraPartitions found: they may be subscribed to and journaled.
+	extra map[int]bool
 	// journalKV and streams cache the journal bucket and partition stream handles.
 	journalKV jetstream.KeyValue
 	streams   map[int]jetstream.Stream
@@ -108,6 +111,7 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		subs:    make(map[*subscription]struct{}),
 		subjs:   make(map[string]*subjectQueue),
 		budget:  make(map[string]int64),
+		extra:   make(map[int]bool),
 		streams: make(map[int]jetstream.Stream),
 	}, nil
 }
@@ -188,6 +192,12 @@ func checkName(tenant, table string) error {
 }
 
 func (q *Queue) checkPartition(p int) error {
+	q.mu.Lock()
+	extra := q.extra[p]
+	q.mu.Unlock()
+	if extra {
+		return nil
+	}
 	if p < 0 || p >= q.opts.Topology.Partitions {
 		return fmt.Errorf("%w: partition %d of %d", mq.ErrInvalid, p, q.opts.Topology.Partitions)
 	}

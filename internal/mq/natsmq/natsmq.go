@@ -129,6 +129,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err == nil {
 		err = q.Handle.Install(jq)
 	}
+	if err == nil {
+		jq.ReportExtra(ctx)
+	}
 	if err != nil {
 		nc.Close()
 		return err
