@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
+	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -128,5 +129,51 @@ func TestMQManifestsJSONAppliedPassesVerify(t *testing.T) {
 	}
 	if strings.Contains(out, prefix+"_in_0 is missing") {
 		t.Fatalf("verify reported a present stream missing:\n%s", out)
+	}
+}
+
+// TestMQVerifyReportsStreamsBeyondPartitions: after lowering --partitions, verify names every
+// partition stream beyond the count with its unacknowledged frames (drained by the ingest role:
+// not a difference), and fails for one that holds frames but has no ingest consumer.
+func TestMQVerifyReportsStreamsBeyondPartitions(t *testing.T) {
+	srv := testsvc.NATSServer(t)
+	prefix := testsvc.UniqueName(t, "mqx")
+	nc, err := nats.Connect(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := natsmq.Config{Prefix: prefix, Partitions: 3, Replicas: 1}.Topology()
+	if err := wide.Ensure(t.Context(), js); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range wide.Streams() {
+			_ = js.DeleteStream(context.Background(), s.Name)
+		}
+		for _, k := range wide.KeyValues() {
+			_ = js.DeleteKeyValue(context.Background(), k.Bucket)
+		}
+	})
+	for range 2 {
+		if _, err := js.Publish(t.Context(), prefix+".in.2.t.x", []byte("frame")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flags := []string{"verify", "--url", srv.URL, "--partitions", "1", "--prefix", prefix, "--replicas", "1"}
+	code, out, stderr := runMQT(t, flags...)
+	if code != 0 || !strings.Contains(out, "draining: stream "+prefix+"_in_2 (partition 2, beyond the 1 partitions) holds 2 unacknowledged frames") ||
+		!strings.Contains(out, "drained: stream "+prefix+"_in_1") {
+		t.Fatalf("verify with 1 partition over 3 streams: exit %d\n%s%s", code, out, stderr)
+	}
+	if err := js.DeleteConsumer(t.Context(), prefix+"_in_2", jsmq.ConsumerName); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runMQT(t, flags...); code != 1 || !strings.Contains(out, "stranded: stream "+prefix+"_in_2") {
+		t.Fatalf("verify with a stranded stream: exit %d\n%s", code, out)
 	}
 }

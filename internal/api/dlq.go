@@ -28,6 +28,16 @@ type dlqEntry struct {
 	AcceptedAt   time.Time         `json:"accepted_at"`
 	Traceparent  string            `json:"traceparent,omitempty"`
 	Rows         []json.RawMessage `json:"rows"`
+	// Raw is the stored message of an undecodable entry (code undecodable), byte for byte.
+	Raw *rawMessage `json:"raw,omitempty"`
+}
+
+type rawMessage struct {
+	Subject   string            `json:"subject"`
+	Partition int               `json:"partition"`
+	Seq       uint64            `json:"seq"`
+	Data      []byte            `json:"data_base64"`
+	Headers   map[string]string `json:"headers,omitempty"`
 }
 
 func (a *API) dlqAvailable(w http.ResponseWriter) bool {
@@ -119,7 +129,12 @@ func (a *API) dlqReplay(w http.ResponseWriter, r *http.Request) {
 	}
 	var problems []problem
 	rows := 0
+	skipped := 0
 	for _, e := range entries {
+		if e.Raw != nil {
+			skipped++ // undecodable: kept for inspection, never replayed
+			continue
+		}
 		ndjson, n, err := entryNDJSON(e)
 		if err != nil {
 			problems = append(problems, problem{ID: e.ID, Error: err.Error()})
@@ -134,7 +149,7 @@ func (a *API) dlqReplay(w http.ResponseWriter, r *http.Request) {
 			problems = append(problems, problem{ID: e.ID, Errors: res.Errors})
 		}
 	}
-	report := map[string]any{"entries": len(entries), "rows": rows, "invalid": problems, "dry_run": r.URL.Query().Get("dry_run") == "true"}
+	report := map[string]any{"entries": len(entries) - skipped, "undecodable": skipped, "rows": rows, "invalid": problems, "dry_run": r.URL.Query().Get("dry_run") == "true"}
 	if report["dry_run"] == true {
 		httpx.WriteJSON(w, http.StatusOK, report)
 		return
@@ -144,7 +159,7 @@ func (a *API) dlqReplay(w http.ResponseWriter, r *http.Request) {
 			Message: "some dead-lettered records are still invalid for the table; fix the table or pass force=true", Details: report})
 		return
 	}
-	n, err := a.deps.DLQ.Replay(r.Context(), tenant, table, len(entries))
+	n, err := a.deps.DLQ.Replay(r.Context(), tenant, table, len(entries)-skipped)
 	if err != nil {
 		a.mqError(w, err)
 		return
@@ -202,6 +217,10 @@ func viewEntry(e mq.DeadEntry) dlqEntry {
 	v := dlqEntry{ID: e.ID, Position: e.Record.Position.String(), Code: e.Reason.Code, Error: e.Reason.Message,
 		Attempts: e.Reason.Attempts, FirstFailure: e.Reason.FirstFailure, LastFailure: e.Reason.LastFailure,
 		DeadAt: e.DeadAt, AcceptedAt: e.Record.AcceptedAt, Traceparent: e.Record.Headers[mq.HeaderTraceparent], Rows: []json.RawMessage{}}
+	if r := e.Raw; r != nil {
+		v.Raw = &rawMessage{Subject: r.Subject, Partition: r.Partition, Seq: r.Seq, Data: r.Data, Headers: r.Headers}
+		return v
+	}
 	if ndjson, _, err := entryNDJSON(e); err == nil {
 		for _, line := range bytes.Split(bytes.TrimSpace(ndjson), []byte{'\n'}) {
 			if len(line) > 0 {

@@ -16,7 +16,7 @@ func (a *App) buildMQ() (Component, error) {
 			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
 			Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(), MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
 			TenantBudget: a.queueBudget,
-		}, embeddedmq.Deps{Registerer: a.reg})
+		}, embeddedmq.Deps{Registerer: a.reg, Log: a.log})
 		if err != nil {
 			return nil, err
 		}
@@ -28,7 +28,7 @@ func (a *App) buildMQ() (Component, error) {
 			URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
 			TLS:            natsmq.TLS{CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile},
 			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas, AckWait: c.AckWait.D(),
-		}, natsmq.Deps{Registerer: a.reg})
+		}, natsmq.Deps{Registerer: a.reg, Log: a.log})
 		if err != nil {
 			return nil, err
 		}

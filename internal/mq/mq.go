@@ -26,12 +26,27 @@ type Consumer interface {
 	Subscribe(ctx context.Context, p int) (Subscription, error)
 }
 
+// Drainer is implemented by consumers whose queue can hold frames in
+// partitions numbered Partitions() or above: streams left by a larger
+// partition count. New records never go there; the ingest worker subscribes
+// to each until it holds nothing unacknowledged, so lowering the partition
+// count strands no row.
+type Drainer interface {
+	// ExtraPartitions returns every partition numbered Partitions() or above
+	// that exists, with the number of its frames not yet acknowledged by its
+	// ingest consumer. Subscribe accepts these partitions afterwards.
+	ExtraPartitions(ctx context.Context) (map[int]uint64, error)
+}
+
 // Subscription pulls frames of one partition.
 type Subscription interface {
 	// Fetch returns up to max deliveries, waiting at most wait (or until ctx
 	// ends) for the first one. An empty result with a nil error means caught
 	// up; a failed pull is an error (ErrUnavailable, ErrDeliveryEnded,
-	// ctx.Err()), never an empty result.
+	// ctx.Err()), never an empty result. A stored message that is not a
+	// decodable frame is never returned: it is dead-lettered with its raw
+	// bytes (ReasonUndecodable) and acknowledged, or, when that fails,
+	// handed back for redelivery.
 	Fetch(ctx context.Context, max int, wait time.Duration) ([]Delivery, error)
 	// Done is closed exactly once, when delivery ended for good (the queue
 	// closed, the subscription closed, or the consumer was deleted).
@@ -90,7 +105,8 @@ type DeadLetters interface {
 	Get(ctx context.Context, id uint64) (DeadEntry, error)
 	// Replay republishes up to limit entries of tenant/table (oldest first)
 	// to the ingest subject and removes each after its publish succeeded.
-	// It returns how many were replayed.
+	// Entries of undecodable messages (Raw set) are left in place. It
+	// returns how many were replayed.
 	Replay(ctx context.Context, tenant, table string, limit int) (int, error)
 	// Purge removes all entries of tenant/table and returns how many.
 	Purge(ctx context.Context, tenant, table string) (uint64, error)
@@ -109,8 +125,9 @@ type Replayer interface {
 	// position after (Latest: only new ones), in position order, first from
 	// retained history and then live, until ctx ends (it then returns
 	// ctx.Err()) or fn returns an error (returned as is). When history right
-	// after the position was trimmed, the first event is a Reset. fn runs on
-	// one goroutine at a time.
+	// after the position was trimmed, the first event is a Reset. A stored
+	// message of the table that cannot be decoded is skipped with a Gap
+	// event and the replay goes on. fn runs on one goroutine at a time.
 	Replay(ctx context.Context, tenant, table string, after Position, fn func(Event) error) error
 }
 

@@ -76,6 +76,30 @@ type DeadEntry struct {
 	Reason Reason
 	// DeadAt is when it was dead-lettered.
 	DeadAt time.Time
+	// Raw is set on an entry of a stored message that could not be decoded
+	// into records (reason code ReasonUndecodable): it keeps the message as
+	// it was stored. Record then carries only the tenant and table (when
+	// the subject names them) and the position of the message; its Payload
+	// is empty. Such an entry is never replayed.
+	Raw *RawMessage
+}
+
+// ReasonUndecodable is the dead-letter code of a stored message on an
+// ingest subject that is not a decodable frame (wrong subject, unknown
+// format, corrupt bytes).
+const ReasonUndecodable = "undecodable"
+
+// RawMessage is a stored queue message kept byte for byte.
+type RawMessage struct {
+	// Subject is the subject it was stored under.
+	Subject string
+	// Partition and Seq locate it: the partition stream and its sequence.
+	Partition int
+	Seq       uint64
+	// Data is the message body as stored.
+	Data []byte
+	// Headers are the message headers as stored (first value of each).
+	Headers map[string]string
 }
 
 // TableKey names a tenant's table.
@@ -104,12 +128,26 @@ type Stats struct {
 	DeadLetters uint64
 }
 
-// Event is what Replay hands to its callback: either a record, or a reset
-// telling that history between the requested position and Reset.First was
-// removed (trimmed) and may have held records of this table.
+// Event is what Replay hands to its callback: exactly one of a record; a
+// reset telling that history between the requested position and
+// Reset.First was removed (trimmed) and may have held records of this
+// table; or a gap telling that a stored message of this table could not be
+// decoded and was skipped.
 type Event struct {
 	Record *Record
 	Reset  *Reset
+	Gap    *Gap
+}
+
+// Gap reports a stored message of the table that Replay skipped because it
+// holds no decodable records. The ingest side dead-letters the same message
+// with its raw bytes (ReasonUndecodable).
+type Gap struct {
+	// Position is the first position of the skipped message (index 0);
+	// every position of its sequence is skipped.
+	Position Position
+	// Reason is a stable machine code, ReasonUndecodable.
+	Reason string
 }
 
 // Reset reports lost history during a replay.

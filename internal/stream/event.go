@@ -21,6 +21,11 @@ type event struct {
 	// malformed is set when the payload could not be decoded; such an
 	// event renders no rows (subscribers only advance their id past it).
 	malformed bool
+	// skipped is set on the event of a stored message the queue could not
+	// decode (mq.Gap): it renders as an `event: gap` that every view gets,
+	// and pos is the message's last possible position, so a resume from
+	// its id starts after the message.
+	skipped *mq.Gap
 
 	fullOnce sync.Once
 	full     []byte
@@ -67,6 +72,12 @@ func newEvent(rec *mq.Record) *event {
 	return ev
 }
 
+// newGapEvent is the event of a skipped, undecodable queue message.
+func newGapEvent(g *mq.Gap) *event {
+	gg := *g
+	return &event{pos: mq.Position{Seq: g.Position.Seq, Index: ^uint32(0)}, skipped: &gg}
+}
+
 // view is one subscriber's projection and filter.
 type view struct {
 	// columns, when not empty, lists the columns to send, in this order.
@@ -87,6 +98,10 @@ func (v view) plain() bool { return len(v.columns) == 0 && len(v.where) == 0 }
 // it returns nil when no row is left (the subscriber then only remembers
 // the id). The frame of the plain view is rendered once per event.
 func (ev *event) render(v view) ([]byte, int) {
+	if ev.skipped != nil {
+		ev.fullOnce.Do(func() { ev.full = ev.renderSkipped() })
+		return ev.full, 0
+	}
 	if ev.malformed {
 		return nil, 0
 	}
@@ -95,6 +110,18 @@ func (ev *event) render(v view) ([]byte, int) {
 		return ev.full, ev.fullRows
 	}
 	return ev.renderView(v)
+}
+
+// renderSkipped renders a skipped message as `event: gap` whose id moves the
+// subscriber's Last-Event-ID past the message.
+func (ev *event) renderSkipped() []byte {
+	data, _ := json.Marshal(map[string]string{
+		"reason": ev.skipped.Reason, "from": ev.skipped.Position.String(), "to": ev.pos.String(),
+	})
+	out := append([]byte("id: "), ev.pos.String()...)
+	out = append(out, "\nevent: gap\ndata: "...)
+	out = append(out, data...)
+	return append(out, "\n\n"...)
 }
 
 func (ev *event) renderView(v view) ([]byte, int) {

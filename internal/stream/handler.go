@@ -201,6 +201,11 @@ type sseWriter struct {
 func (o *sseWriter) item(it item, v view, sub *subscriber) {
 	m := o.s.metrics
 	switch {
+	case it.ev != nil && it.ev.skipped != nil:
+		frame, _ := it.ev.render(v)
+		o.hasSkipped = false
+		o.buf = append(o.buf, frame...)
+		m.events.WithLabelValues("gap").Inc()
 	case it.ev != nil:
 		frame, rows := it.ev.render(v)
 		if frame == nil {
@@ -233,7 +238,7 @@ func (o *sseWriter) item(it item, v view, sub *subscriber) {
 		m.events.WithLabelValues("reset").Inc()
 	case it.gap != nil:
 		g := it.gap
-		d := map[string]any{"from": g.from.String(), "to": g.to.String(), "events": g.events}
+		d := map[string]any{"reason": "slow", "from": g.from.String(), "to": g.to.String(), "events": g.events}
 		if g.hasAfter {
 			d["after"] = g.after.String()
 		}

@@ -71,10 +71,15 @@ func (s *Service) runHub(ctx context.Context, h *hub) {
 	defer s.wg.Done()
 	defer s.metrics.readers.Dec()
 	err := s.deps.Queue.Replay(ctx, h.key.Tenant, h.key.Table, mq.Latest, func(e mq.Event) error {
-		if e.Record == nil {
+		var ev *event
+		switch {
+		case e.Record != nil:
+			ev = newEvent(e.Record)
+		case e.Gap != nil:
+			ev = newGapEvent(e.Gap)
+		default:
 			return nil
 		}
-		ev := newEvent(e.Record)
 		for _, sub := range *h.subs.Load() {
 			gapStarted, disconnected := sub.offer(ev)
 			if gapStarted {

@@ -147,6 +147,9 @@ func (s *Service) resume(ctx context.Context, key mq.TableKey, after mq.Position
 				r := *e.Reset
 				return sub.put(ctx, item{reset: &r})
 			}
+			if e.Gap != nil {
+				return sub.put(ctx, item{ev: newGapEvent(e.Gap)})
+			}
 			if e.Record == nil {
 				return nil
 			}

@@ -42,7 +42,7 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 	if err != nil {
 		for fi, d := range frames {
 			for ri := range d.Records() {
-				failed[recKey{fi, ri}] = fmt.Errorf("%w: tenant %q: %v", store.ErrRejected, k.tenant, err)
+				failed[recKey{fi, ri}] = codedError{"unknown_tenant", fmt.Sprintf("tenant %q has no store target: %v", k.tenant, err)}
 			}
 		}
 		w.settle(ctx, k, frames, failed, log)

@@ -21,7 +21,8 @@ type Metrics struct {
 	// redeliveredHeld counts deliveries of frames the writer still held (dropped).
 	redeliveredHeld prometheus.Counter
 	// progress counts in-progress reports of held frames.
-	progress prometheus.Counter
+	progress    prometheus.Counter
+	emptyFrames prometheus.Counter
 }
 
 // NewMetrics creates the instruments and registers them with reg (nil: not registered).
@@ -68,12 +69,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "wavehouse_ingest_in_progress_reports_total",
 			Help: "In-progress reports sent for held frames, which keep them from being redelivered while they wait for their insert.",
 		}),
+		emptyFrames: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "wavehouse_ingest_empty_frames_total",
+			Help: "Frames that carried no record, acknowledged without an insert (nothing to insert or dead-letter).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup, m.redeliveredHeld, m.progress} {
+	for _, c := range []prometheus.Collector{m.batchRows, m.insertDuration, m.rowsInserted, m.deadLettered, m.retries, m.fetchErrors, m.settleFailures, m.inDoubt, m.tableDedup, m.redeliveredHeld, m.progress, m.emptyFrames} {
 		errs = append(errs, reg.Register(c))
 	}
 	return m, errors.Join(errs...)

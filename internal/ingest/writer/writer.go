@@ -101,10 +101,27 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 
 // Run consumes every partition until ctx ends. Buffered frames that were not inserted when ctx
 // ends are left unacknowledged, so the queue redelivers them. It returns nil on ctx end.
+//
+// When the consumer is an mq.Drainer, partitions beyond Partitions() that still hold frames
+// (left by a larger mq.partitions) are consumed too, each until it holds nothing
+// unacknowledged.
 func (w *Writer) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for p := range w.deps.Consumer.Partitions() {
-		wg.Go(func() { w.consume(ctx, p) })
+		wg.Go(func() { w.consume(ctx, p, nil) })
+	}
+	if dr, ok := w.deps.Consumer.(mq.Drainer); ok {
+		extra, err := dr.ExtraPartitions(ctx)
+		if err != nil {
+			w.deps.Log.Warn("listing partitions beyond mq.partitions failed; frames left there are not drained until a restart", "error", err)
+		}
+		for p, n := range extra {
+			if n == 0 {
+				continue
+			}
+			w.deps.Log.Info("draining a partition beyond mq.partitions", "partition", p, "frames", n)
+			wg.Go(func() { w.consume(ctx, p, drained(dr, p)) })
+		}
 	}
 	wg.Go(func() { w.keepAlive(ctx) })
 	wg.Go(func() { w.forgetLoop(ctx) })
@@ -113,9 +130,21 @@ func (w *Writer) Run(ctx context.Context) error {
 	return nil
 }
 
+// errDrained ends the consumption of a partition beyond mq.partitions.
+var errDrained = errors.New("writer: partition drained")
+
+// drained reports whether partition p of dr holds no unacknowledged frame any more.
+func drained(dr mq.Drainer, p int) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		extra, err := dr.ExtraPartitions(ctx)
+		return err == nil && extra[p] == 0
+	}
+}
+
 // consume pulls one partition and hands frames to their table queues; it never waits on an
-// insert, so a slow table cannot hold up the others.
-func (w *Writer) consume(ctx context.Context, p int) {
+// insert, so a slow table cannot hold up the others. With done set it stops once a pull came
+// back empty and done reports the partition drained.
+func (w *Writer) consume(ctx context.Context, p int, done func(context.Context) bool) {
 	log := w.deps.Log.With("partition", p)
 	attempt := 0
 	for ctx.Err() == nil {
@@ -127,9 +156,13 @@ func (w *Writer) consume(ctx context.Context, p int) {
 			continue
 		}
 		attempt = 0
-		err = w.pull(ctx, p, sub, log)
+		err = w.pull(ctx, p, sub, log, done)
 		_ = sub.Close()
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errDrained) {
+			log.Info("partition beyond mq.partitions drained")
 			return
 		}
 		attempt++
@@ -138,7 +171,7 @@ func (w *Writer) consume(ctx context.Context, p int) {
 	}
 }
 
-func (w *Writer) pull(ctx context.Context, p int, sub mq.Subscription, log *slog.Logger) error {
+func (w *Writer) pull(ctx context.Context, p int, sub mq.Subscription, log *slog.Logger, done func(context.Context) bool) error {
 	failures := 0
 	for {
 		if !w.held.waitRoom(ctx, p, w.cfg.MaxBuffered) {
@@ -159,6 +192,9 @@ func (w *Writer) pull(ctx context.Context, p int, sub mq.Subscription, log *slog
 			continue
 		}
 		failures = 0
+		if len(ds) == 0 && done != nil && done(ctx) {
+			return errDrained
+		}
 		for _, d := range ds {
 			w.route(ctx, d)
 		}
@@ -169,7 +205,12 @@ func (w *Writer) pull(ctx context.Context, p int, sub mq.Subscription, log *slog
 func (w *Writer) route(ctx context.Context, d mq.Delivery) {
 	recs := d.Records()
 	if len(recs) == 0 {
-		_ = d.Ack(ctx) // an empty frame carries nothing to insert
+		// An empty frame carries nothing to insert or dead-letter: acknowledged, and counted.
+		w.deps.Metrics.emptyFrames.Inc()
+		if err := d.Ack(ctx); err != nil {
+			w.deps.Metrics.settleFailures.WithLabelValues("ack").Inc()
+		}
+		w.deps.Log.Warn("empty frame acknowledged", "partition", d.Meta().Partition, "seq", d.Meta().Seq)
 		return
 	}
 	bytes := frameBytes(recs)

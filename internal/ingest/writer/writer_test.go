@@ -23,18 +23,26 @@ type env struct {
 	mu     sync.Mutex
 	dead   map[mq.Position]bool
 	done   map[mq.Position]bool
+	// metrics are the writer's (nil: unregistered).
+	metrics *Metrics
 }
 
 func (e *env) Target(string) (store.Target, error) { return e.target, nil }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, embeddedmq.Deps{}, nil)
+}
+
+// newEnvWith is newEnv with the queue's deps and the writer's metrics (nil: unregistered).
+func newEnvWith(t *testing.T, qdeps embeddedmq.Deps, m *Metrics) *env {
+	t.Helper()
 	s, err := chdbstore.New(chdbstore.Config{Path: t.TempDir(), LibPath: testsvc.CHDBLib(t)}, chdbstore.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 2}, embeddedmq.Deps{})
+	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 2}, qdeps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +50,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = q.Close(context.Background()) })
-	e := &env{q: q, s: s, target: store.Target{Tenant: "t", Database: "default"}, dead: map[mq.Position]bool{}, done: map[mq.Position]bool{}}
+	e := &env{q: q, s: s, metrics: m, target: store.Target{Tenant: "t", Database: "default"}, dead: map[mq.Position]bool{}, done: map[mq.Position]bool{}}
 	if err := s.Exec(t.Context(), e.target, "CREATE TABLE events (id UInt64, user String) ENGINE = MergeTree ORDER BY id"); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +62,7 @@ func (e *env) run(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxWait = 50 * time.Millisecond
 	cfg.FetchWait = 50 * time.Millisecond
-	w, err := New(cfg, Deps{Consumer: e.q, Store: e.s, Targets: e, Hooks: Hooks{Settled: func(_, _ string, p mq.Position, dead bool) {
+	w, err := New(cfg, Deps{Consumer: e.q, Store: e.s, Targets: e, Metrics: e.metrics, Hooks: Hooks{Settled: func(_, _ string, p mq.Position, dead bool) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.done[p] = true

@@ -2,9 +2,12 @@ package embeddedmq_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
@@ -21,7 +24,12 @@ func TestMain(m *testing.M) {
 
 func open(t testing.TB, cfg embeddedmq.Config) *embeddedmq.Queue {
 	t.Helper()
-	q, err := embeddedmq.New(cfg, embeddedmq.Deps{})
+	return openWith(t, cfg, embeddedmq.Deps{})
+}
+
+func openWith(t testing.TB, cfg embeddedmq.Config, deps embeddedmq.Deps) *embeddedmq.Queue {
+	t.Helper()
+	q, err := embeddedmq.New(cfg, deps)
 	if err != nil {
 		t.Fatalf("new: %v", err)
 	}
@@ -50,9 +58,14 @@ func newHarness(t *testing.T, o mqtest.Options) *mqtest.Harness {
 	if cfg.TenantMaxBytes == 0 {
 		cfg.TenantMaxBytes = -1
 	}
-	q := open(t, cfg)
+	reg := prometheus.NewRegistry()
+	q := openWith(t, cfg, embeddedmq.Deps{Registerer: reg})
 	return &mqtest.Harness{
-		Queue: q,
+		Queue:    q,
+		Gatherer: reg,
+		PublishRaw: func(t testing.TB, p int, tail string, data []byte, hdr map[string]string) uint64 {
+			return publishRaw(t, q.Handle.Queue, p, tail, data, hdr)
+		},
 		DeleteConsumer: func(t testing.TB, p int) {
 			jq, err := q.Handle.Queue()
 			if err != nil {
@@ -63,6 +76,25 @@ func newHarness(t *testing.T, o mqtest.Options) *mqtest.Harness {
 			}
 		},
 	}
+}
+
+// publishRaw stores data as it is on partition p's ingest subject.
+func publishRaw(t testing.TB, queue func() (*jsmq.Queue, error), p int, tail string, data []byte, hdr map[string]string) uint64 {
+	t.Helper()
+	jq, err := queue()
+	if err != nil {
+		t.Fatalf("queue: %v", err)
+	}
+	msg := nats.NewMsg(jq.Names().Prefix + ".in." + strconv.Itoa(p) + "." + tail)
+	msg.Data = data
+	for k, v := range hdr {
+		msg.Header.Set(k, v)
+	}
+	ack, err := jq.JetStream().PublishMsg(t.Context(), msg)
+	if err != nil {
+		t.Fatalf("publish raw: %v", err)
+	}
+	return ack.Sequence
 }
 
 func TestConformance(t *testing.T) {

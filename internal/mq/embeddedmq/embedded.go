@@ -88,6 +88,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	jq, err := jsmq.New(nc, jsmq.Options{
 		SoleConsumer:    true,
 		Metrics:         metrics,
+		Log:             q.deps.Log,
 		Topology:        c.topology(),
 		MaxFrameRecords: c.MaxFrameRecords,
 		MaxFrameBytes:   c.MaxFrameBytes,
@@ -102,6 +103,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	if err == nil {
 		err = q.Handle.Install(jq)
+	}
+	if err == nil {
+		jq.ReportExtra(ctx)
 	}
 	if err != nil {
 		nc.Close()

@@ -145,9 +145,9 @@ func (s *subscription) pull(ctx context.Context, max int, wait time.Duration) ([
 	for msg := range batch.Messages() {
 		d, err := s.q.newDelivery(s.p, msg)
 		if err != nil {
-			// A message that is not a frame cannot be inserted; keep it
-			// out of the way instead of redelivering it forever.
-			_ = msg.TermWithReason("wavehouse: " + err.Error())
+			// A message that is not a frame can never be inserted: it
+			// goes to the dead-letter queue as it is (see undecodable).
+			s.q.undecodable(ctx, s.p, msg, err)
 			continue
 		}
 		out = append(out, d)

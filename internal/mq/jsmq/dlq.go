@@ -25,6 +25,14 @@ const (
 	hdrFirstFailure = "Wh-First-Failure"
 	hdrLastFailure  = "Wh-Last-Failure"
 	hdrPosition     = "Wh-Position"
+	// An undecodable message is kept as it was stored: its body is the
+	// original body, and these headers say where it came from. An entry
+	// without hdrRawSubject is a one-record frame (every entry written
+	// before undecodable messages were dead-lettered is).
+	hdrRawSubject   = "Wh-Raw-Subject"
+	hdrRawPartition = "Wh-Raw-Partition"
+	hdrRawSize      = "Wh-Raw-Size"
+	hdrRawHeader    = "Wh-Raw-Header-"
 )
 
 // dlq implements mq.DeadLetters on the Queue's dead-letter stream.
@@ -52,6 +60,79 @@ func (q *Queue) deadLetter(ctx context.Context, r *mq.Record, reason mq.Reason) 
 	return err
 }
 
+// undecodable dead-letters a message of partition p that is not a frame
+// (cause says why) with its raw bytes, subject and sequence, then
+// acknowledges it, counts it and logs it once. When either step fails the
+// message is handed back for redelivery, so it is never dropped unseen.
+func (q *Queue) undecodable(ctx context.Context, p int, msg jetstream.Msg, cause error) {
+	var seq uint64
+	if md, err := msg.Metadata(); err == nil {
+		seq = md.Sequence.Stream
+	}
+	var id uint64
+	err := q.rpc(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		var err error
+		if id, err = q.deadLetterRaw(ctx, p, msg, seq, cause); err != nil {
+			return err
+		}
+		return msg.DoubleAck(ctx)
+	})
+	if err != nil {
+		_ = msg.NakWithDelay(time.Second)
+		q.log.Warn("mq: dead-lettering an undecodable message failed; it is redelivered", "partition", p, "seq", seq, "error", err)
+		return
+	}
+	q.opts.Metrics.observeUndecodable(p)
+	q.log.Error("mq: undecodable message dead-lettered", "partition", p, "seq", seq,
+		"code", mq.ReasonUndecodable, "cause", cause.Error(), "bytes", len(msg.Data()), "dlq_id", id)
+}
+
+// deadLetterRaw stores msg as it is in the dead-letter stream, under its
+// table's dead-letter subject when its subject names one, and returns the
+// entry's id. Its message id is the stream and sequence, so a retry never
+// stores it twice within the duplicate window. A body that would not fit
+// the server's max_payload next to the headers is cut, and Wh-Raw-Size
+// keeps its size.
+func (q *Queue) deadLetterRaw(ctx context.Context, p int, src jetstream.Msg, seq uint64, cause error) (uint64, error) {
+	subj := q.names.DLQUndecodableSubject(p)
+	tenant, table, perr := q.names.ParseSubject(src.Subject())
+	if perr == nil {
+		subj = q.names.DLQSubject(tenant, table)
+	}
+	msg := nats.NewMsg(subj)
+	data := src.Data()
+	if limit := int(q.nc.MaxPayload()) - 8192; limit > 0 && len(data) > limit {
+		data = data[:limit]
+	}
+	msg.Data = data
+	h := msg.Header
+	for k, v := range src.Headers() {
+		if len(v) > 0 && len(k)+len(v[0]) < 1024 {
+			h.Set(hdrRawHeader+k, v[0])
+		}
+	}
+	if perr == nil {
+		h.Set(hdrTenant, tenant)
+		h.Set(hdrTable, table)
+	}
+	now := q.now().UTC().Format(time.RFC3339Nano)
+	h.Set(hdrCode, mq.ReasonUndecodable)
+	h.Set(hdrMessage, cause.Error())
+	h.Set(hdrAttempts, "1")
+	h.Set(hdrFirstFailure, now)
+	h.Set(hdrLastFailure, now)
+	h.Set(hdrPosition, mq.Position{Seq: seq}.String())
+	h.Set(hdrRawSubject, src.Subject())
+	h.Set(hdrRawPartition, strconv.Itoa(p))
+	h.Set(hdrRawSize, strconv.Itoa(len(src.Data())))
+	h.Set(jetstream.MsgIDHeader, "raw@"+q.names.Stream(p)+":"+strconv.FormatUint(seq, 10))
+	ack, err := q.js.PublishMsg(ctx, msg)
+	if err != nil {
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
 func (d *dlq) q() *Queue { return (*Queue)(d) }
 
 func (d *dlq) stream(ctx context.Context) (jetstream.Stream, error) {
@@ -75,24 +156,34 @@ func (d *dlq) entry(raw *jetstream.RawStreamMsg) (mq.DeadEntry, error) {
 		return mq.DeadEntry{}, fmt.Errorf("%w: dead-letter entry %d", mq.ErrNotFound, raw.Sequence)
 	}
 	pos, _ := mq.ParsePosition(raw.Header.Get(hdrPosition))
+	attempts, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
+	first, _ := time.Parse(time.RFC3339Nano, raw.Header.Get(hdrFirstFailure))
+	last, _ := time.Parse(time.RFC3339Nano, raw.Header.Get(hdrLastFailure))
+	reason := mq.Reason{
+		Code: raw.Header.Get(hdrCode), Message: raw.Header.Get(hdrMessage),
+		Attempts: attempts, FirstFailure: first, LastFailure: last,
+	}
+	if rs := raw.Header.Get(hdrRawSubject); rs != "" {
+		part, _ := strconv.Atoi(raw.Header.Get(hdrRawPartition))
+		m := &mq.RawMessage{Subject: rs, Partition: part, Seq: pos.Seq, Data: raw.Data}
+		for k, v := range raw.Header {
+			if name, ok := strings.CutPrefix(k, hdrRawHeader); ok && len(v) > 0 {
+				if m.Headers == nil {
+					m.Headers = map[string]string{}
+				}
+				m.Headers[name] = v[0]
+			}
+		}
+		rec := mq.Record{Tenant: raw.Header.Get(hdrTenant), Table: raw.Header.Get(hdrTable), Position: pos}
+		return mq.DeadEntry{ID: raw.Sequence, Record: rec, Reason: reason, DeadAt: raw.Time, Raw: m}, nil
+	}
 	recs, err := decodeFrame(raw.Data, tenant, table, pos.Seq)
 	if err != nil || len(recs) != 1 {
 		return mq.DeadEntry{}, fmt.Errorf("dead-letter entry %d: %w", raw.Sequence, errBadFrame)
 	}
 	rec := recs[0]
 	rec.Position = pos
-	attempts, _ := strconv.Atoi(raw.Header.Get(hdrAttempts))
-	first, _ := time.Parse(time.RFC3339Nano, raw.Header.Get(hdrFirstFailure))
-	last, _ := time.Parse(time.RFC3339Nano, raw.Header.Get(hdrLastFailure))
-	return mq.DeadEntry{
-		ID:     raw.Sequence,
-		Record: rec,
-		Reason: mq.Reason{
-			Code: raw.Header.Get(hdrCode), Message: raw.Header.Get(hdrMessage),
-			Attempts: attempts, FirstFailure: first, LastFailure: last,
-		},
-		DeadAt: raw.Time,
-	}, nil
+	return mq.DeadEntry{ID: raw.Sequence, Record: rec, Reason: reason, DeadAt: raw.Time}, nil
 }
 
 // List implements mq.DeadLetters.
@@ -186,9 +277,22 @@ func (d *dlq) Get(ctx context.Context, id uint64) (mq.DeadEntry, error) {
 // republish: the original was stored and must not make the replay a
 // duplicate.
 func (d *dlq) Replay(ctx context.Context, tenant, table string, limit int) (int, error) {
-	entries, err := d.List(ctx, tenant, table, 0, limit)
-	if err != nil {
-		return 0, err
+	var entries []mq.DeadEntry
+	// Raw (undecodable) entries stay where they are: page past them.
+	for after := uint64(0); len(entries) < limit; {
+		page, err := d.List(ctx, tenant, table, after, limit)
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range page {
+			if e.Raw == nil && len(entries) < limit {
+				entries = append(entries, e)
+			}
+		}
+		if len(page) < limit {
+			break
+		}
+		after = page[len(page)-1].ID
 	}
 	s, err := d.stream(ctx)
 	if err != nil {

@@ -194,3 +194,14 @@ func (h *Handle) MaxRecordBytes() int {
 	}
 	return q.MaxRecordBytes()
 }
+
+// ExtraPartitions implements mq.Drainer.
+func (h *Handle) ExtraPartitions(ctx context.Context) (map[int]uint64, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return nil, err
+	}
+	return q.ExtraPartitions(ctx)
+}
+
+var _ mq.Drainer = (*Handle)(nil)

@@ -17,6 +17,7 @@ type Metrics struct {
 	publishSeconds *prometheus.HistogramVec
 	frameRecords   prometheus.Histogram
 	frameBytes     prometheus.Histogram
+	undecodable    *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered metrics; Register adds them and the
@@ -38,7 +39,18 @@ func NewMetrics() *Metrics {
 			Help:    "Encoded bytes per stored frame.",
 			Buckets: prometheus.ExponentialBuckets(256, 4, 9),
 		}),
+		undecodable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_mq_undecodable_total",
+			Help: "Stored messages on ingest subjects that were not decodable frames, dead-lettered with their raw bytes (code undecodable), by partition.",
+		}, []string{"partition"}),
 	}
+}
+
+func (m *Metrics) observeUndecodable(p int) {
+	if m == nil {
+		return
+	}
+	m.undecodable.WithLabelValues(strconv.Itoa(p)).Inc()
 }
 
 func (m *Metrics) observePublish(start time.Time, err error) {
@@ -68,6 +80,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, q *Queue) error {
 		reg.Register(m.publishSeconds),
 		reg.Register(m.frameRecords),
 		reg.Register(m.frameBytes),
+		reg.Register(m.undecodable),
 		reg.Register(&collector{q: q}),
 	)
 }

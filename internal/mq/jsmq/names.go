@@ -93,6 +93,18 @@ func (n Names) DLQSubject(tenant, table string) string {
 	return n.Prefix + ".dlq." + EscapeToken(tenant) + "." + EscapeToken(table)
 }
 
+// UndecodableTenant is the tenant token of the dead-letter subject that
+// holds undecodable messages whose subject names no tenant and table. It is
+// not a valid tenant name, so it never clashes with a tenant's entries.
+const UndecodableTenant = "_undecodable"
+
+// DLQUndecodableSubject returns the dead-letter subject of undecodable
+// messages of partition p whose subject could not be parsed:
+// "<prefix>.dlq._undecodable.in_<p>".
+func (n Names) DLQUndecodableSubject(p int) string {
+	return n.Prefix + ".dlq." + UndecodableTenant + ".in_" + strconv.Itoa(p)
+}
+
 // ParseSubject returns the tenant and table of an ingest or dead-letter
 // subject.
 func (n Names) ParseSubject(subject string) (tenant, table string, err error) {

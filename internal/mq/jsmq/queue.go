@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -42,6 +43,9 @@ type Options struct {
 	// on no port): a batch-journal claim left by an earlier life of the process is dead, so it
 	// is taken over at once instead of after its lease.
 	SoleConsumer bool
+	// Log receives what the queue handles on its own (an undecodable
+	// message dead-lettered); nil discards.
+	Log *slog.Logger
 }
 
 // Queue implements mq.Queue on a JetStream connection. It does not own the
@@ -55,6 +59,7 @@ type Queue struct {
 	// instance identifies this Queue value among the processes sharing the server (journal
 	// claims record it).
 	instance string
+	log      *slog.Logger
 	// maxRecord is the largest record accepted: the server's max_payload
 	// minus room for headers. Records larger than MaxFrameBytes travel
 	// alone in their frame.
@@ -66,6 +71,9 @@ type Queue struct {
 	subs    map[*subscription]struct{}
 	subjs   map[string]*subjectQueue
 	budget  map[string]int64
+	// extra holds the partitions beyond the configured count that
+	// ExtraPartitions found: they may be subscribed to and journaled.
+	extra map[int]bool
 	// journalKV and streams cache the journal bucket and partition stream handles.
 	journalKV jetstream.KeyValue
 	// jindex is the in-memory journal index, started on the first Lookup.
@@ -102,12 +110,17 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 	if now == nil {
 		now = time.Now
 	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Queue{
-		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, maxRecord: maxRecord, instance: nats.NewInbox()[len(nats.InboxPrefix):],
+		opts: opts, names: opts.Topology.Names(), nc: nc, js: js, now: now, log: log, maxRecord: maxRecord, instance: nats.NewInbox()[len(nats.InboxPrefix):],
 		closeCh: make(chan struct{}),
 		subs:    make(map[*subscription]struct{}),
 		subjs:   make(map[string]*subjectQueue),
 		budget:  make(map[string]int64),
+		extra:   make(map[int]bool),
 		streams: make(map[int]jetstream.Stream),
 	}, nil
 }
@@ -188,6 +201,12 @@ func checkName(tenant, table string) error {
 }
 
 func (q *Queue) checkPartition(p int) error {
+	q.mu.Lock()
+	extra := q.extra[p]
+	q.mu.Unlock()
+	if extra {
+		return nil
+	}
 	if p < 0 || p >= q.opts.Topology.Partitions {
 		return fmt.Errorf("%w: partition %d of %d", mq.ErrInvalid, p, q.opts.Topology.Partitions)
 	}

@@ -87,7 +87,16 @@ func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Posit
 		}
 		recs, err := decodeFrame(msg.Data(), tenant, table, md.Sequence.Stream)
 		if err != nil {
-			return err
+			// The ingest side dead-letters the same message (undecodable);
+			// the reader reports the skipped position and goes on.
+			gp := mq.Position{Seq: md.Sequence.Stream}
+			if after != mq.Latest && !after.Less(gp) {
+				continue
+			}
+			if err := fn(mq.Event{Gap: &mq.Gap{Position: gp, Reason: mq.ReasonUndecodable}}); err != nil {
+				return err
+			}
+			continue
 		}
 		for i := range recs {
 			if after != mq.Latest && !after.Less(recs[i].Position) {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 )
 
@@ -158,6 +159,7 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wavehouse mq verify: %v\n", err)
 		return 1
 	}
+	stranded := reportExtra(ctx, c, js, stdout, stderr)
 	if len(diffs) > 0 {
 		fmt.Fprintf(stdout, "%d difference(s) from the topology for prefix %q:\n", len(diffs), c.Prefix)
 		for _, d := range diffs {
@@ -165,8 +167,38 @@ func verify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if stranded > 0 {
+		return 1
+	}
 	t := c.Topology()
 	fmt.Fprintf(stdout, "ok: %d streams, %d consumers, %d key-value buckets match (prefix %q)\n",
 		len(t.Streams()), len(t.Consumers()), len(t.KeyValues()), c.Prefix)
 	return 0
+}
+
+// reportExtra prints the partition streams beyond --partitions: an ingest process drains the
+// frames they still hold (they do not change the exit code, except a stream that holds frames
+// but has no ingest consumer, which is a difference: nothing would insert them).
+func reportExtra(ctx context.Context, c natsmq.Config, js jetstream.JetStream, stdout, stderr io.Writer) (stranded int) {
+	extra, err := c.Topology().Extra(ctx, js)
+	if err != nil {
+		fmt.Fprintf(stderr, "wavehouse mq verify: cannot look for partition streams beyond --partitions: %v\n", err)
+		return 0
+	}
+	for _, e := range extra {
+		switch {
+		case e.Unacked > 0 && !e.HasConsumer:
+			stranded++
+			fmt.Fprintf(stdout, "stranded: stream %s (partition %d, beyond the %d partitions) holds %d unacknowledged frames and has no %s consumer: nothing inserts them; "+
+				"add the consumer (wavehouse mq manifests --partitions %d lists it) or raise the partition count\n",
+				e.Stream, e.Partition, c.Partitions, e.Unacked, jsmq.ConsumerName, e.Partition+1)
+		case e.Unacked > 0:
+			fmt.Fprintf(stdout, "draining: stream %s (partition %d, beyond the %d partitions) holds %d unacknowledged frames; the ingest role inserts them, then the stream can be deleted\n",
+				e.Stream, e.Partition, c.Partitions, e.Unacked)
+		default:
+			fmt.Fprintf(stdout, "drained: stream %s (partition %d, beyond the %d partitions) holds no unacknowledged frame (%d retained); it can be deleted\n",
+				e.Stream, e.Partition, c.Partitions, e.Frames)
+		}
+	}
+	return stranded
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
@@ -43,6 +45,13 @@ type Harness struct {
 	// Break makes the server unreachable without closing the queue (nil
 	// when the backend cannot; the case is skipped).
 	Break func(t testing.TB)
+	// PublishRaw stores data as it is on partition p's ingest subject
+	// "<prefix>.in.<p>.<tail>" with the given headers, bypassing the
+	// queue's encoding, and returns the stream sequence (nil when the
+	// backend cannot; the cases that need it are skipped).
+	PublishRaw func(t testing.TB, p int, tail string, data []byte, headers map[string]string) uint64
+	// Gatherer, when not nil, gathers the queue's metrics.
+	Gatherer prometheus.Gatherer
 }
 
 // NewHarness returns a fresh harness; it registers its own cleanup.
@@ -82,6 +91,8 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"JournalPlanLifecycle", testJournalPlanLifecycle},
 		{"JournalLatestPlanWins", testJournalLatestPlanWins},
 		{"JournalGetFrame", testJournalGetFrame},
+		{"UndecodableIsDeadLettered", testUndecodableDeadLettered},
+		{"ReplaySkipsUndecodableWithGap", testReplayUndecodableGap},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.f(t, newHarness, caps) })

@@ -3,6 +3,7 @@ package natsmq
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,9 @@ type Config struct {
 type Deps struct {
 	// Registerer, when not nil, receives the queue's metrics at Start.
 	Registerer prometheus.Registerer
+	// Log receives what the queue handles on its own (an undecodable
+	// message dead-lettered); nil discards.
+	Log *slog.Logger
 }
 
 func (c Config) withDefaults() Config {

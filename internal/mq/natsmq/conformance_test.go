@@ -2,11 +2,13 @@ package natsmq_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
@@ -21,7 +23,12 @@ func TestMain(m *testing.M) {
 
 func open(t testing.TB, cfg natsmq.Config) *natsmq.Queue {
 	t.Helper()
-	q, err := natsmq.New(cfg, natsmq.Deps{})
+	return openWith(t, cfg, natsmq.Deps{})
+}
+
+func openWith(t testing.TB, cfg natsmq.Config, deps natsmq.Deps) *natsmq.Queue {
+	t.Helper()
+	q, err := natsmq.New(cfg, deps)
 	if err != nil {
 		t.Fatalf("new: %v", err)
 	}
@@ -65,11 +72,16 @@ func newHarness(t *testing.T, o mqtest.Options) *mqtest.Harness {
 	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = 64 << 20
 	}
-	q := open(t, cfg)
+	reg := prometheus.NewRegistry()
+	q := openWith(t, cfg, natsmq.Deps{Registerer: reg})
 	t.Cleanup(func() { deleteTopology(url, cfg.Topology().Names()) })
 	return &mqtest.Harness{
-		Queue: q,
-		Break: brk,
+		Queue:    q,
+		Break:    brk,
+		Gatherer: reg,
+		PublishRaw: func(t testing.TB, p int, tail string, data []byte, hdr map[string]string) uint64 {
+			return publishRaw(t, url, cfg.Prefix, p, tail, data, hdr)
+		},
 		DeleteConsumer: func(t testing.TB, p int) {
 			jq, err := q.Handle.Queue()
 			if err != nil {
@@ -80,6 +92,31 @@ func newHarness(t *testing.T, o mqtest.Options) *mqtest.Harness {
 			}
 		},
 	}
+}
+
+// publishRaw stores data as it is on partition p's ingest subject, over a
+// connection of its own (as a foreign publisher would).
+func publishRaw(t testing.TB, url, prefix string, p int, tail string, data []byte, hdr map[string]string) uint64 {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	msg := nats.NewMsg(prefix + ".in." + strconv.Itoa(p) + "." + tail)
+	msg.Data = data
+	for k, v := range hdr {
+		msg.Header.Set(k, v)
+	}
+	ack, err := js.PublishMsg(t.Context(), msg)
+	if err != nil {
+		t.Fatalf("publish raw: %v", err)
+	}
+	return ack.Sequence
 }
 
 // deleteTopology removes a harness's streams and bucket from a shared

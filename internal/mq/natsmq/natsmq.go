@@ -104,6 +104,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
 		Metrics:         metrics,
+		Log:             q.deps.Log,
 		Topology:        c.Topology(),
 		MaxFrameRecords: c.MaxFrameRecords,
 		MaxFrameBytes:   c.MaxFrameBytes,
@@ -127,6 +128,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	if err == nil {
 		err = q.Handle.Install(jq)
+	}
+	if err == nil {
+		jq.ReportExtra(ctx)
 	}
 	if err != nil {
 		nc.Close()
