@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wavehouse/wavehouse/internal/breaker"
+	"github.com/wavehouse/wavehouse/internal/testutil/metrictest"
 )
 
 // clock is a manually advanced clock.
@@ -239,7 +240,7 @@ func TestMetricsAndOnChange(t *testing.T) {
 		OnChange: func(from, to breaker.State) { changes = append(changes, from.String()+">"+to.String()) }})
 	wantState := func(want float64) {
 		t.Helper()
-		if got := metricValue(t, reg, "wavehouse_breaker_state", map[string]string{"component": "writer", "target": "acme"}); got != want {
+		if got := metrictest.Value(t, reg, "wavehouse_breaker_state", map[string]string{"component": "writer", "target": "acme"}); got != want {
 			t.Fatalf("wavehouse_breaker_state = %v, want %v", got, want)
 		}
 	}
@@ -255,39 +256,8 @@ func TestMetricsAndOnChange(t *testing.T) {
 	}
 	for _, to := range []string{"open", "half_open", "closed"} {
 		labels := map[string]string{"component": "writer", "target": "acme", "to": to}
-		if got := metricValue(t, reg, "wavehouse_breaker_transitions_total", labels); got != 1 {
+		if got := metrictest.Value(t, reg, "wavehouse_breaker_transitions_total", labels); got != 1 {
 			t.Errorf("transitions to %s = %v, want 1", to, got)
 		}
 	}
-}
-
-// metricValue gathers reg and returns the gauge or counter name{labels}, failing when absent.
-func metricValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, mm := range mf.GetMetric() {
-			if len(mm.GetLabel()) != len(labels) {
-				continue
-			}
-			for _, l := range mm.GetLabel() {
-				if labels[l.GetName()] != l.GetValue() {
-					continue next
-				}
-			}
-			if g := mm.GetGauge(); g != nil {
-				return g.GetValue()
-			}
-			return mm.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no %s%v gathered", name, labels)
-	return 0
 }
