@@ -14,6 +14,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/auth"
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/coord"
@@ -55,7 +56,9 @@ type App struct {
 	dedupe    dedupe.Store
 	coord     coord.Coordinator
 	commits   *commits.Log
-	pipes     *pipes.Live
+	// breakers exports the state of every circuit breaker (writer, Redis, DynamoDB).
+	breakers *breaker.Metrics
+	pipes    *pipes.Live
 	// parsedPipes hands the pipes parsed by the settings check to the reload that applies them.
 	parsedPipes *pipeParser
 	// anonymous and accessWarning are the secure-default decision New made (CheckAccess).
@@ -85,6 +88,9 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 	}
 	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16),
 		anonymous: anonymous, accessWarning: warning}
+	if a.breakers, err = breaker.NewMetrics(a.reg); err != nil {
+		return nil, err
+	}
 	names := componentsFor(cfg.Roles)
 	a.readiness = ops.NewReadiness(names...)
 	var comps []Component

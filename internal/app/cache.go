@@ -27,7 +27,7 @@ func (a *App) buildCache() (Component, error) {
 			KeyPrefix: r.KeyPrefix, Timeout: r.Timeout.D(),
 			TLS: rediscache.TLSConfig{Enabled: r.TLS.Enabled, CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile, InsecureSkipVerify: r.TLS.InsecureSkipVerify},
 		}
-		rc, err := rediscache.New(cfg, rediscache.Deps{Logger: a.log})
+		rc, err := rediscache.New(cfg, rediscache.Deps{Logger: a.log, Breakers: a.breakers})
 		if err != nil {
 			return nil, err
 		}

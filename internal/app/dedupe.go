@@ -28,7 +28,7 @@ func (a *App) buildDedupe() (Component, error) {
 		ds, err := dynamodedupe.New(dynamodedupe.Config{
 			Table: dd.Table, Region: dd.Region, Endpoint: dd.Endpoint, CreateTable: dd.CreateTable,
 			AccessKeyIDFile: dd.AccessKeyIDFile, SecretAccessKeyFile: dd.SecretAccessKeyFile,
-		}, dynamodedupe.Deps{Logger: a.log})
+		}, dynamodedupe.Deps{Logger: a.log, Breakers: a.breakers})
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,10 @@ func endToEnd(t *testing.T, cfg config.Config) {
 	if r.code != 200 || r.body["committed"] != true || r.body["accepted"].(float64) != 2 {
 		t.Fatalf("ingest wait=committed: %d %s", r.code, r.raw)
 	}
+	// The writer's breaker for the tenant is on the ops listener's /metrics, closed.
+	if code, body := get(t, "http://"+a.OpsAddr()+"/metrics"); code != 200 || !strings.Contains(body, `wavehouse_breaker_state{component="writer",target="default"} 0`) {
+		t.Errorf("/metrics = %d, lacks wavehouse_breaker_state{component=\"writer\",target=\"default\"} 0", code)
+	}
 	q := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT id, user, n FROM ev ORDER BY id"}`)
 	if q.code != 200 || q.header.Get("X-Cache") != "MISS" || !strings.Contains(q.raw, `"id":18446744073709551615`) || !strings.Contains(q.raw, `"n":-5`) {
 		t.Fatalf("query: %d %s %s", q.code, q.header.Get("X-Cache"), q.raw)

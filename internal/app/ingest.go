@@ -25,6 +25,7 @@ func (a *App) buildIngest() (Component, error) {
 		Targets:  tenantTargets{a},
 		Schema:   a.schema,
 		Metrics:  m,
+		Breakers: a.breakers,
 		Log:      a.log.With("component", compIngest),
 		Hooks: writer.Hooks{
 			Inserted: inv.BumpTable,

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/breaker"
 )
 
 // Config configures the Redis cache (cache.redis in the boot config).
@@ -158,4 +160,7 @@ type Deps struct {
 	Now func() time.Time
 	// Logger records breaker transitions; nil discards them.
 	Logger *slog.Logger
+	// Breakers exports the breaker's state
+	// (wavehouse_breaker_state{component="redis",target=<first address>}); nil exports nothing.
+	Breakers *breaker.Metrics
 }

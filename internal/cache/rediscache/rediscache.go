@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/cache"
 )
 
@@ -36,7 +37,7 @@ var (
 type Cache struct {
 	cfg    Config
 	client redis.UniversalClient
-	br     *breaker
+	br     *breaker.Breaker
 	log    *slog.Logger
 
 	closeOnce sync.Once
@@ -80,14 +81,17 @@ func New(cfg Config, deps Deps) (*Cache, error) {
 		closed:  make(chan struct{}),
 		pending: make(map[pendingKey]uint64),
 	}
-	c.br = &breaker{
-		threshold: cfg.BreakerFailures,
-		cooldown:  cfg.BreakerCooldown,
-		now:       now,
-		state:     cache.BreakerClosed,
-		onChange: func(from, to cache.BreakerState) {
-			c.log.Warn("cache: redis circuit breaker", slog.String("from", string(from)), slog.String("to", string(to)))
+	c.br, err = breaker.New(breaker.Config{Failures: cfg.BreakerFailures, Cooldown: cfg.BreakerCooldown}, breaker.Deps{
+		Now:       now,
+		Metrics:   deps.Breakers,
+		Component: "redis",
+		Target:    cfg.Addrs[0],
+		OnChange: func(from, to breaker.State) {
+			c.log.Warn("cache: redis circuit breaker", slog.String("from", from.String()), slog.String("to", to.String()))
 		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache.redis: %w", err)
 	}
 	maint := &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if cfg.Cluster {
@@ -145,29 +149,27 @@ func (c *Cache) do(ctx context.Context, op func(ctx context.Context) error) erro
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	ok, probe := c.br.allow()
-	if !ok {
+	err := c.br.Do(func() (breaker.Outcome, error) {
+		octx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		err := op(octx)
+		cancel()
+		var rerr redis.Error
+		switch {
+		case err == nil || errors.Is(err, redis.Nil):
+			return breaker.Success, err
+		case ctx.Err() != nil:
+			return breaker.Neutral, fmt.Errorf("cache: %w", ctx.Err())
+		case errors.As(err, &rerr) && !isConnError(rerr):
+			// The server answered (OOM, WRONGTYPE…): reachable, but this operation failed.
+			return breaker.Success, fmt.Errorf("%w: %w", cache.ErrUnavailable, err)
+		default:
+			return breaker.Failure, fmt.Errorf("%w: %w", cache.ErrUnavailable, err)
+		}
+	})
+	if errors.Is(err, breaker.ErrOpen) {
 		return fmt.Errorf("%w: circuit breaker open", cache.ErrUnavailable)
 	}
-	octx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	err := op(octx)
-	cancel()
-	var rerr redis.Error
-	switch {
-	case err == nil || errors.Is(err, redis.Nil):
-		c.br.success(probe)
-		return err
-	case ctx.Err() != nil:
-		c.br.abandon(probe)
-		return fmt.Errorf("cache: %w", ctx.Err())
-	case errors.As(err, &rerr) && !isConnError(rerr):
-		// The server answered (OOM, WRONGTYPE…): reachable, but this operation failed.
-		c.br.success(probe)
-		return fmt.Errorf("%w: %w", cache.ErrUnavailable, err)
-	default:
-		c.br.failure(probe)
-		return fmt.Errorf("%w: %w", cache.ErrUnavailable, err)
-	}
+	return err
 }
 
 // isConnError reports server replies that mean the node cannot serve now.
@@ -221,11 +223,20 @@ func (c *Cache) Set(ctx context.Context, key cache.Key, value []byte, ttl time.D
 
 // Health reports the breaker state and the number of undelivered bumps.
 func (c *Cache) Health() cache.Health {
-	state, opens := c.br.snapshot()
 	c.pmu.Lock()
 	n := len(c.pending)
 	c.pmu.Unlock()
-	return cache.Health{Breaker: state, BreakerOpens: opens, PendingInvalidations: n}
+	return cache.Health{Breaker: breakerState(c.br.State()), BreakerOpens: c.br.Opens(), PendingInvalidations: n}
+}
+
+func breakerState(s breaker.State) cache.BreakerState {
+	switch s {
+	case breaker.Open:
+		return cache.BreakerOpen
+	case breaker.HalfOpen:
+		return cache.BreakerHalfOpen
+	}
+	return cache.BreakerClosed
 }
 
 // Run retries undelivered bumps every retry_interval until ctx is done or the cache is

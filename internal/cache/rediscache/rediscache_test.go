@@ -6,13 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/cache/rediscache"
+	"github.com/wavehouse/wavehouse/internal/testutil/metrictest"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -151,5 +155,65 @@ func TestAuthenticatesWithUsernameAndPasswordFile(t *testing.T) {
 				t.Fatalf("Set with a wrong password = %v; want cache.ErrUnavailable", err)
 			}
 		})
+	}
+}
+
+// TestBreakerStateMetric: the breaker's state is exported per Redis target; it reads open
+// (2) while the server is down and the cool-down runs, and closed (0) after the trial that
+// follows the cool-down reached the restarted server.
+func TestBreakerStateMetric(t *testing.T) {
+	proc := testsvc.StartRedis(t)
+	reg := prometheus.NewPedanticRegistry()
+	m, err := breaker.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cfg := testConfig(t, proc.Addr)
+	c, err := rediscache.New(cfg, rediscache.Deps{Now: clock, Breakers: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(t.Context()) })
+	labels := map[string]string{"component": "redis", "target": proc.Addr}
+	key := cache.NewKey("tenant_breaker", "SELECT 1", nil, cache.Versions{})
+	if err := c.Set(t.Context(), key, []byte("v"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if v := metrictest.Value(t, reg, "wavehouse_breaker_state", labels); v != 0 {
+		t.Fatalf("state with the server up = %v, want 0 (closed)", v)
+	}
+
+	proc.Kill(t)
+	for i := range cfg.BreakerFailures {
+		if _, err := c.Get(t.Context(), key); !errors.Is(err, cache.ErrUnavailable) || strings.Contains(err.Error(), "breaker open") {
+			t.Fatalf("Get %d with the server down = %v, want a connection failure", i, err)
+		}
+	}
+	if _, err := c.Get(t.Context(), key); err == nil || !strings.Contains(err.Error(), "breaker open") {
+		t.Fatalf("Get after %d failures = %v, want the breaker open", cfg.BreakerFailures, err)
+	}
+	if v := metrictest.Value(t, reg, "wavehouse_breaker_state", labels); v != 2 {
+		t.Fatalf("state with the server down = %v, want 2 (open)", v)
+	}
+
+	proc.Start(t)
+	mu.Lock()
+	now = now.Add(cfg.BreakerCooldown)
+	mu.Unlock()
+	if v := metrictest.Value(t, reg, "wavehouse_breaker_state", labels); v != 1 {
+		t.Fatalf("state after the cool-down = %v, want 1 (half-open)", v)
+	}
+	// The restarted server keeps no data: the trial reaches it and misses.
+	if _, err := c.Get(t.Context(), key); !errors.Is(err, cache.ErrMiss) {
+		t.Fatalf("trial Get after the restart = %v, want cache.ErrMiss", err)
+	}
+	if v := metrictest.Value(t, reg, "wavehouse_breaker_state", labels); v != 0 {
+		t.Fatalf("state after a successful trial = %v, want 0 (closed)", v)
+	}
+	if v := metrictest.Value(t, reg, "wavehouse_breaker_transitions_total", map[string]string{"component": "redis", "target": proc.Addr, "to": "open"}); v != 1 {
+		t.Fatalf("transitions to open = %v, want 1", v)
 	}
 }

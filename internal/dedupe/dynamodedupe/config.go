@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
 
@@ -112,4 +113,7 @@ type Deps struct {
 	Clock dedupe.Clock
 	// Logger receives breaker state changes. Nil discards them.
 	Logger *slog.Logger
+	// Breakers exports the breaker's state
+	// (wavehouse_breaker_state{component="dynamodb",target=<table>}); nil exports nothing.
+	Breakers *breaker.Metrics
 }

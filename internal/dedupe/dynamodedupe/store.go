@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
 
@@ -48,7 +49,7 @@ type Store struct {
 	log       *slog.Logger
 	client    *dynamodb.Client
 	transport *http.Transport
-	breaker   breaker
+	breaker   *breaker.Breaker
 	closed    atomic.Bool
 }
 
@@ -116,13 +117,25 @@ func New(cfg Config, deps Deps) (*Store, error) {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
 	})
+	br, err := breaker.New(breaker.Config{Failures: cfg.BreakerFailures, Cooldown: cfg.BreakerCooldown}, breaker.Deps{
+		Now:       clock.Now,
+		Metrics:   deps.Breakers,
+		Component: "dynamodb",
+		Target:    cfg.Table,
+		OnChange: func(from, to breaker.State) {
+			log.Warn("dedupe: dynamodb breaker", "table", cfg.Table, "from", from.String(), "to", to.String(), "cooldown", cfg.BreakerCooldown)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dedupe.dynamodb: %w", err)
+	}
 	return &Store{
 		cfg:       cfg,
 		clock:     clock,
 		log:       log,
 		client:    client,
 		transport: transport,
-		breaker:   breaker{threshold: cfg.BreakerFailures, cooldown: cfg.BreakerCooldown},
+		breaker:   br,
 	}, nil
 }
 
@@ -327,27 +340,25 @@ func (s *Store) do(ctx context.Context, op string, fn func(ctx context.Context) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !s.breaker.allow(s.clock.Now()) {
+	err := s.breaker.Do(func() (breaker.Outcome, error) {
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		defer cancel()
+		err := fn(cctx)
+		switch {
+		case err == nil || conditionFailed(err):
+			return breaker.Success, err
+		case ctx.Err() != nil:
+			// The caller gave up; that says nothing about the backend.
+			return breaker.Neutral, fmt.Errorf("dynamodb %s: %w: %w", op, ctx.Err(), err)
+		case apiCode(err) == "ValidationException":
+			return breaker.Success, fmt.Errorf("%w: dynamodb %s: %w", dedupe.ErrInvalid, op, err)
+		}
+		return breaker.Failure, fmt.Errorf("%w: dynamodb %s: %w", dedupe.ErrUnavailable, op, err)
+	})
+	if errors.Is(err, breaker.ErrOpen) {
 		return fmt.Errorf("%w: dynamodb %s: breaker open after %d consecutive failures", dedupe.ErrUnavailable, op, s.cfg.BreakerFailures)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	err := fn(cctx)
-	switch {
-	case err == nil || conditionFailed(err):
-		s.breaker.record(false, s.clock.Now())
-		return err
-	case ctx.Err() != nil:
-		// The caller gave up; that says nothing about the backend.
-		return fmt.Errorf("dynamodb %s: %w: %w", op, ctx.Err(), err)
-	case apiCode(err) == "ValidationException":
-		s.breaker.record(false, s.clock.Now())
-		return fmt.Errorf("%w: dynamodb %s: %w", dedupe.ErrInvalid, op, err)
-	}
-	if s.breaker.record(true, s.clock.Now()) {
-		s.log.Warn("dedupe: dynamodb breaker opened", "table", s.cfg.Table, "cooldown", s.cfg.BreakerCooldown, "error", err)
-	}
-	return fmt.Errorf("%w: dynamodb %s: %w", dedupe.ErrUnavailable, op, err)
+	return err
 }
 
 func conditionFailed(err error) bool {

@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/dedupe/dedupetest"
 	"github.com/wavehouse/wavehouse/internal/dedupe/dynamodedupe"
+	"github.com/wavehouse/wavehouse/internal/testutil/metrictest"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -58,8 +62,9 @@ func TestEnsureTableRefusesMissingTableWithoutCreate(t *testing.T) {
 }
 
 // TestBreaker stops the server, checks that BreakerFailures failed calls open the breaker
-// (later calls fail without reaching the network), and that after the cooldown a call goes
-// through again and succeeds once the server is back.
+// (later calls fail without reaching the network) and wavehouse_breaker_state reads open, and
+// that after the cooldown a call goes through again, succeeds once the server is back, and
+// closes the breaker.
 func TestBreaker(t *testing.T) {
 	proc := testsvc.StartDynamoDB(t)
 	clock := dedupetest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -67,7 +72,15 @@ func TestBreaker(t *testing.T) {
 	cfg.BreakerFailures = 3
 	cfg.BreakerCooldown = 10 * time.Second
 	cfg.MaxAttempts = 1
-	s, err := dynamodedupe.New(cfg, dynamodedupe.Deps{Clock: clock})
+	reg := prometheus.NewPedanticRegistry()
+	m, err := breaker.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() float64 {
+		return metrictest.Value(t, reg, "wavehouse_breaker_state", map[string]string{"component": "dynamodb", "target": cfg.Table})
+	}
+	s, err := dynamodedupe.New(cfg, dynamodedupe.Deps{Clock: clock, Breakers: m})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -91,6 +104,9 @@ func TestBreaker(t *testing.T) {
 	if !errors.Is(err, dedupe.ErrUnavailable) || !strings.Contains(err.Error(), "breaker open") {
 		t.Fatalf("call after %d failures = %v, want the breaker open", cfg.BreakerFailures, err)
 	}
+	if v := state(); v != 2 {
+		t.Fatalf("wavehouse_breaker_state with the server down = %v, want 2 (open)", v)
+	}
 
 	proc.Start(t)
 	_, err = s.Get(t.Context(), k)
@@ -104,6 +120,9 @@ func TestBreaker(t *testing.T) {
 	}
 	if rec.State != dedupe.StatePending {
 		t.Fatalf("record after restart = %+v, want the pending claim", rec)
+	}
+	if v := state(); v != 0 {
+		t.Fatalf("wavehouse_breaker_state after a successful trial = %v, want 0 (closed)", v)
 	}
 }
 

@@ -34,10 +34,21 @@ func (l *lostResponse) Insert(ctx context.Context, b store.Batch) error {
 // runWriter runs a writer until the returned stop is called (or the test ends).
 func runWriter(t *testing.T, deps Deps) (stop func()) {
 	t.Helper()
+	return runWriterWith(t, testConfig(), deps)
+}
+
+// testConfig is the writer config of these tests: short flush waits and backoffs.
+func testConfig() Config {
 	cfg := DefaultConfig()
 	cfg.MaxWait = 50 * time.Millisecond
 	cfg.FetchWait = 50 * time.Millisecond
 	cfg.BackoffMin, cfg.BackoffMax = 20*time.Millisecond, 100*time.Millisecond
+	return cfg
+}
+
+// runWriterWith runs a writer with cfg until the returned stop is called (or the test ends).
+func runWriterWith(t *testing.T, cfg Config, deps Deps) (stop func()) {
+	t.Helper()
 	w, err := New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -49,7 +50,9 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 		return
 	}
 	br := w.breakerFor(k.tenant)
-	if ok, wait := br.allow(w.deps.Now()); !ok {
+	if ok, wait := br.Ready(); !ok {
+		// Skip the journal work of a batch the breaker would refuse anyway; admission itself
+		// happens around the plan and the insert below.
 		m.retries.WithLabelValues("breaker_open").Inc()
 		w.nakAll(ctx, frames, wait, log)
 		return
@@ -65,13 +68,6 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 			refs[i] = refOf(d)
 		}
 		plan = mq.BatchPlan{ID: mq.PlanID(refs), Tenant: k.tenant, Table: k.table, Frames: refs}
-		if err := w.journal.Plan(ctx, plan); err != nil {
-			m.retries.WithLabelValues("journal").Inc()
-			delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
-			log.Warn("recording the batch plan failed; frames will be redelivered", "error", err, "frames", len(frames), "retry_in", delay.String())
-			w.nakAll(ctx, frames, delay, log)
-			return
-		}
 	}
 
 	recs := make([][]mq.Record, len(frames))
@@ -79,20 +75,45 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 		recs[i] = d.Records()
 	}
 	start := time.Now()
-	if err := w.insertBatch(ctx, k, tgt, recs, plan.ID, failed); err != nil {
-		if ctx.Err() != nil {
-			w.nakAll(ctx, frames, 0, log) // shutting down: hand the frames to another writer now
-			return
+	// The plan is recorded inside the breaker's call so that a refused batch leaves no plan
+	// behind; a plan that cannot be recorded reports neutral (the store was not tried).
+	err = br.Do(func() (breaker.Outcome, error) {
+		if w.journal != nil {
+			if err := w.journal.Plan(ctx, plan); err != nil {
+				return breaker.Neutral, planError{err}
+			}
 		}
-		open := br.failure(w.deps.Now())
+		err := w.insertBatch(ctx, k, tgt, recs, plan.ID, failed)
+		return insertOutcome(ctx, err), err
+	})
+	var (
+		refused *breaker.OpenError
+		perr    planError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &refused):
+		// Another flush of this target holds the half-open trial.
+		m.retries.WithLabelValues("breaker_open").Inc()
+		w.nakAll(ctx, frames, refused.RetryIn, log)
+		return
+	case errors.As(err, &perr):
+		m.retries.WithLabelValues("journal").Inc()
+		delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
+		log.Warn("recording the batch plan failed; frames will be redelivered", "error", perr.err, "frames", len(frames), "retry_in", delay.String())
+		w.nakAll(ctx, frames, delay, log)
+		return
+	case ctx.Err() != nil:
+		w.nakAll(ctx, frames, 0, log) // shutting down: hand the frames to another writer now
+		return
+	default:
 		m.retries.WithLabelValues("transient").Inc()
 		delay := backoff(w.cfg.BackoffMin, w.cfg.BackoffMax, maxAttempts(frames))
 		log.Warn("insert failed transiently; frames will be redelivered", "error", err,
-			"frames", len(frames), "retry_in", delay.String(), "breaker_open", open, "trace_ids", traceIDs(frames))
+			"frames", len(frames), "retry_in", delay.String(), "breaker", br.State().String(), "trace_ids", traceIDs(frames))
 		w.nakAll(ctx, frames, delay, log)
 		return
 	}
-	br.success()
 	w.crash.after(stageInserted)
 	if w.journal != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
@@ -110,6 +131,25 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 	}
 	log.Debug("batch inserted", "frames", len(frames), "failed_records", len(failed),
 		"duration_ms", time.Since(start).Milliseconds(), "trace_ids", traceIDs(frames))
+}
+
+// planError is a failure to record a batch plan, told apart from an insert failure.
+type planError struct{ err error }
+
+func (e planError) Error() string { return "recording the batch plan: " + e.err.Error() }
+func (e planError) Unwrap() error { return e.err }
+
+// insertOutcome is what an insertBatch error says about the store target: nil (including
+// batches whose records all failed permanently) means the server answered; cancellation (the
+// writer shutting down, the store closed) says nothing.
+func insertOutcome(ctx context.Context, err error) breaker.Outcome {
+	switch {
+	case err == nil:
+		return breaker.Success
+	case ctx.Err() != nil || store.Classify(err) == store.ClassCanceled:
+		return breaker.Neutral
+	}
+	return breaker.Failure
 }
 
 // insertBatch inserts the records of frames (a plan's frames in plan order) grouped by column

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
@@ -203,19 +204,26 @@ func (w *Writer) recoverPlan(ctx context.Context, k tableKey, tgt targetInfo, p 
 		recs[fi] = r
 	}
 	failed := map[recKey]error{}
-	if err := w.insertBatch(ctx, k, tgt, recs, p.ID, failed); err != nil {
+	err = w.breakerFor(k.tenant).Do(func() (breaker.Outcome, error) {
+		err := w.insertBatch(ctx, k, tgt, recs, p.ID, failed)
+		return insertOutcome(ctx, err), err
+	})
+	if err != nil {
 		_ = w.journal.Release(context.WithoutCancel(ctx), p)
-		if ctx.Err() != nil {
+		var refused *breaker.OpenError
+		switch {
+		case ctx.Err() != nil:
 			w.nakAll(ctx, held, 0, log)
-			return nil
+		case errors.As(err, &refused):
+			m.retries.WithLabelValues("breaker_open").Inc()
+			w.nakAll(ctx, held, refused.RetryIn, log)
+		default:
+			m.retries.WithLabelValues("transient").Inc()
+			log.Warn("re-inserting an in-doubt batch failed transiently; frames will be redelivered", "error", err, "retry_in", delay.String())
+			w.nakAll(ctx, held, delay, log)
 		}
-		w.breakerFor(k.tenant).failure(w.deps.Now())
-		m.retries.WithLabelValues("transient").Inc()
-		log.Warn("re-inserting an in-doubt batch failed transiently; frames will be redelivered", "error", err, "retry_in", delay.String())
-		w.nakAll(ctx, held, delay, log)
 		return nil
 	}
-	w.breakerFor(k.tenant).success()
 	outcome := "reinserted_deduplicated"
 	if !tgt.dedup {
 		outcome = "reinserted_not_deduplicated"

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
@@ -49,6 +50,9 @@ type Deps struct {
 	Log     *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Breakers exports the state of each store target's breaker
+	// (wavehouse_breaker_state{component="writer",target=<tenant>}); nil exports nothing.
+	Breakers *breaker.Metrics
 }
 
 // Writer is the ingest role's worker.
@@ -63,7 +67,7 @@ type Writer struct {
 
 	mu       sync.Mutex
 	tables   map[tableKey]*tableQueue
-	breakers map[string]*breaker
+	breakers map[string]*breaker.Breaker
 	wg       sync.WaitGroup
 }
 
@@ -89,7 +93,7 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	if deps.Metrics == nil {
 		deps.Metrics, _ = NewMetrics(nil)
 	}
-	w := &Writer{cfg: cfg, deps: deps, journal: deps.Journal, held: newHeldFrames(), tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker{}}
+	w := &Writer{cfg: cfg, deps: deps, journal: deps.Journal, held: newHeldFrames(), tables: map[tableKey]*tableQueue{}, breakers: map[string]*breaker.Breaker{}}
 	if w.journal == nil {
 		w.journal, _ = deps.Consumer.(mq.Journal)
 	}
@@ -232,12 +236,23 @@ func (w *Writer) route(ctx context.Context, d mq.Delivery) {
 	q.push(d, frameRows(recs), bytes, w.deps.Now())
 }
 
-func (w *Writer) breakerFor(tenant string) *breaker {
+// breakerFor returns the breaker of tenant's store target, built on first use.
+func (w *Writer) breakerFor(tenant string) *breaker.Breaker {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	b, ok := w.breakers[tenant]
 	if !ok {
-		b = &breaker{n: w.cfg.BreakerFailures, cooldown: w.cfg.BreakerCooldown}
+		log := w.deps.Log.With("tenant", tenant)
+		// Config.Validate guarantees a valid breaker config, so New cannot fail here.
+		b, _ = breaker.New(breaker.Config{Failures: w.cfg.BreakerFailures, Cooldown: w.cfg.BreakerCooldown}, breaker.Deps{
+			Now:       w.deps.Now,
+			Metrics:   w.deps.Breakers,
+			Component: "writer",
+			Target:    tenant,
+			OnChange: func(from, to breaker.State) {
+				log.Warn("store breaker changed state", "from", from.String(), "to", to.String())
+			},
+		})
 		w.breakers[tenant] = b
 	}
 	return b

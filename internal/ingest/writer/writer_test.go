@@ -208,34 +208,6 @@ func TestMissingTableDeadLettersWithoutBisectingAndReplayDelivers(t *testing.T) 
 	}
 }
 
-func TestBreakerOpensAfterConsecutiveFailures(t *testing.T) {
-	b := &breaker{n: 2, cooldown: time.Second}
-	now := time.Unix(0, 0)
-	if ok, _ := b.allow(now); !ok {
-		t.Fatal("closed breaker refused")
-	}
-	b.failure(now)
-	if ok, _ := b.allow(now); !ok {
-		t.Fatal("opened after one failure")
-	}
-	if !b.failure(now) {
-		t.Fatal("not open after two failures")
-	}
-	if ok, wait := b.allow(now.Add(100 * time.Millisecond)); ok || wait != 900*time.Millisecond {
-		t.Fatalf("open breaker allowed=%v wait=%v", ok, wait)
-	}
-	if ok, _ := b.allow(now.Add(time.Second)); !ok {
-		t.Fatal("no probe after the cool-down")
-	}
-	if ok, _ := b.allow(now.Add(time.Second)); ok {
-		t.Fatal("second probe while the first is out")
-	}
-	b.success()
-	if ok, _ := b.allow(now.Add(time.Second)); !ok {
-		t.Fatal("not closed after a successful probe")
-	}
-}
-
 func TestBackoffGrowsAndIsBounded(t *testing.T) {
 	for attempt := 1; attempt < 20; attempt++ {
 		d := backoff(100*time.Millisecond, 2*time.Second, attempt)
