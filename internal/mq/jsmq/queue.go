@@ -59,8 +59,10 @@ type Queue struct {
 	subs    map[*subscription]struct{}
 	subjs   map[string]*subjectQueue
 	budget  map[string]int64
-	// journalKV and streams cache the journal bucket and partition stream handles.
+	// journalKV, schemaKV and streams cache the journal and schema buckets and the partition
+	// stream handles.
 	journalKV jetstream.KeyValue
+	schemaKV  jetstream.KeyValue
 	streams   map[int]jetstream.Stream
 }
 

@@ -82,6 +82,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"JournalPlanLifecycle", testJournalPlanLifecycle},
 		{"JournalLatestPlanWins", testJournalLatestPlanWins},
 		{"JournalGetFrame", testJournalGetFrame},
+		{"SchemasKeepLatest", testSchemasKeepLatest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.f(t, newHarness, caps) })
