@@ -54,8 +54,8 @@ func TestMQManifestsNackIsMultiDocYAML(t *testing.T) {
 			t.Fatalf("stream spec %v", doc.Spec)
 		}
 	}
-	if kinds["Stream"] != 4 || kinds["Consumer"] != 3 || kinds["KeyValue"] != 2 {
-		t.Fatalf("kinds %v, want 4 streams (3 partitions + DLQ), 3 consumers, 2 key-value buckets (leases, batch journal)", kinds)
+	if kinds["Stream"] != 4 || kinds["Consumer"] != 3 || kinds["KeyValue"] != 3 {
+		t.Fatalf("kinds %v, want 4 streams (3 partitions + DLQ), 3 consumers, 3 key-value buckets (leases, batch journal, schemas)", kinds)
 	}
 }
 

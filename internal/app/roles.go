@@ -18,9 +18,11 @@ const (
 )
 
 // startOrder is the one place that orders components: start in this order, stop in reverse.
-// The ops listener starts first and stops last, so probes answer during boot and shutdown.
+// The ops listener starts first and stops last, so probes answer during boot and shutdown. The
+// queue comes before the store: the store's schema cache keeps its schemas in the queue, so that
+// a process booting while ClickHouse is down still validates.
 func startOrder() []string {
-	return []string{compOps, compStore, compMQ, compCache, compDedupe, compCoord, compSettings, compIngest, compSweeper, compAPI}
+	return []string{compOps, compMQ, compStore, compCache, compDedupe, compCoord, compSettings, compIngest, compSweeper, compAPI}
 }
 
 // roleNeeds says which components each role needs besides the ops listener.

@@ -25,6 +25,11 @@
 // Trim never removes a frame above the ack floor of a durable consumer, so
 // retention cannot lose rows that were not inserted.
 //
+// Both JetStream backends also keep, in a KV bucket of their own, the last
+// schema the api read for each table (Schemas), so validation survives a
+// store outage across process restarts; and the ingest writer's batch-plan
+// journal (Journal).
+//
 // # Errors
 //
 // ErrUnavailable (server unreachable; publishes fail fast instead of being

@@ -25,7 +25,8 @@ var (
 	ErrInvalid = errors.New("mq: invalid argument")
 	// ErrTooLarge reports a record larger than the queue accepts.
 	ErrTooLarge = errors.New("mq: record too large")
-	// ErrNotFound reports that a dead-letter entry does not exist.
+	// ErrNotFound reports that a dead-letter entry or a kept schema does not
+	// exist.
 	ErrNotFound = errors.New("mq: not found")
 	// ErrTopology reports that the JetStream topology (streams, consumers,
 	// KV buckets) is missing or differs from what WaveHouse expects.

@@ -18,17 +18,20 @@ import (
 )
 
 // Readiness tracks whether the process can serve: every component it runs must have reported
-// up, and shutdown has not begun. It is safe for concurrent use.
+// up, and shutdown has not begun. Separately it records dependencies that are degraded: a
+// process whose store is unreachable still accepts rows into the durable queue, so it stays
+// ready and says what is degraded. It is safe for concurrent use.
 type Readiness struct {
 	mu       sync.Mutex
 	pending  map[string]bool
+	degraded map[string]string
 	draining bool
 	started  bool
 }
 
 // NewReadiness returns a Readiness that waits for the named components.
 func NewReadiness(components ...string) *Readiness {
-	r := &Readiness{pending: map[string]bool{}}
+	r := &Readiness{pending: map[string]bool{}, degraded: map[string]string{}}
 	for _, c := range components {
 		r.pending[c] = true
 	}
@@ -54,6 +57,34 @@ func (r *Readiness) Drain() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.draining = true
+}
+
+// Degrade records that dependency cannot be used now, and why ("unavailable: …").
+func (r *Readiness) Degrade(dependency, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.degraded[dependency] = reason
+}
+
+// Restore records that dependency can be used again.
+func (r *Readiness) Restore(dependency string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.degraded, dependency)
+}
+
+// Degraded returns the degraded dependencies and why; nil when none is.
+func (r *Readiness) Degraded() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.degraded) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(r.degraded))
+	for k, v := range r.degraded {
+		out[k] = v
+	}
+	return out
 }
 
 // Status reports readiness and, when not ready, why.
@@ -95,12 +126,7 @@ func Handler(o Options) http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		ready, reasons := o.Readiness.Status()
-		status := http.StatusOK
-		if !ready {
-			status = http.StatusServiceUnavailable
-		}
-		writeJSON(w, status, map[string]any{"ready": ready, "reasons": reasons})
+		writeReadyz(w, o.Readiness)
 	})
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, buildinfo.Get())
@@ -114,6 +140,33 @@ func Handler(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return mux
+}
+
+// readyzBody is the /readyz answer. Status is "ok", "degraded" (ready: the process accepts into
+// the durable queue, but a dependency named in Degraded is unreachable) or "not_ready".
+type readyzBody struct {
+	Ready    bool              `json:"ready"`
+	Status   string            `json:"status"`
+	Reasons  []string          `json:"reasons"`
+	Degraded map[string]string `json:"degraded,omitempty"`
+}
+
+// writeReadyz answers 200 while ready, degraded or not, and 503 while starting or draining: a
+// degraded api still accepts rows durably, so a load balancer should keep sending them.
+func writeReadyz(w http.ResponseWriter, r *Readiness) {
+	ready, reasons := r.Status()
+	body := readyzBody{Ready: ready, Status: "ok", Reasons: reasons, Degraded: r.Degraded()}
+	if body.Reasons == nil {
+		body.Reasons = []string{}
+	}
+	status := http.StatusOK
+	switch {
+	case !ready:
+		status, body.Status = http.StatusServiceUnavailable, "not_ready"
+	case len(body.Degraded) > 0:
+		body.Status = "degraded"
+	}
+	writeJSON(w, status, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -68,3 +68,41 @@ func TestHandlerRoutes(t *testing.T) {
 		t.Fatalf("pprof not served with ops.pprof on: %d", rec.Code)
 	}
 }
+
+// TestReadyzReportsDegradedDependencies: a degraded dependency keeps the process ready (200) and
+// is named with its reason; restoring it returns to "ok"; not ready is 503 whatever is degraded.
+func TestReadyzReportsDegradedDependencies(t *testing.T) {
+	r := NewReadiness("x")
+	h := Handler(Options{Readiness: r, Gatherer: NewRegistry()})
+	type body struct {
+		Ready    bool              `json:"ready"`
+		Status   string            `json:"status"`
+		Degraded map[string]string `json:"degraded"`
+	}
+	read := func() (int, body) {
+		rec := serve(t, h, "/readyz")
+		var b body
+		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil {
+			t.Fatalf("/readyz body %q: %v", rec.Body, err)
+		}
+		return rec.Code, b
+	}
+	r.Degrade("store", "unavailable: connection refused")
+	if code, b := read(); code != 503 || b.Status != "not_ready" || b.Degraded["store"] == "" {
+		t.Fatalf("degraded while starting: %d %+v", code, b)
+	}
+	r.Up("x")
+	r.Started()
+	if code, b := read(); code != 200 || !b.Ready || b.Status != "degraded" || b.Degraded["store"] != "unavailable: connection refused" {
+		t.Fatalf("degraded when up: %d %+v", code, b)
+	}
+	r.Restore("store")
+	if code, b := read(); code != 200 || b.Status != "ok" || len(b.Degraded) != 0 {
+		t.Fatalf("restored: %d %+v", code, b)
+	}
+	r.Degrade("store", "unavailable: x")
+	r.Drain()
+	if code, b := read(); code != 503 || b.Status != "not_ready" {
+		t.Fatalf("draining: %d %+v", code, b)
+	}
+}

@@ -30,8 +30,8 @@ func outageDuration(t *testing.T) time.Duration {
 }
 
 // TestClickHouseOutage stops a private ClickHouse server while clients keep ingesting: ingest
-// keeps answering 2xx, and once the server is back every accepted row arrives and nothing was
-// dead-lettered.
+// keeps answering 2xx, /readyz reports the store degraded (still 200), and once the server is
+// back every accepted row arrives, nothing was dead-lettered and /readyz recovers.
 func TestClickHouseOutage(t *testing.T) {
 	t.Parallel()
 	ch := testsvc.StartClickHouse(t)
@@ -89,6 +89,10 @@ func TestClickHouseOutage(t *testing.T) {
 
 	ch.Stop(t)
 	_, atStop := acks.snapshot()
+	eventually(t, 20*time.Second, "/readyz to report the store degraded", func() bool {
+		rz := g.readyz(t)
+		return rz.Code == http.StatusOK && rz.Status == "degraded" && rz.Degraded["store"] != ""
+	})
 	down := outageDuration(t)
 	t.Logf("ClickHouse stopped for %s", down)
 	select {
@@ -99,6 +103,7 @@ func TestClickHouseOutage(t *testing.T) {
 	_, atStart := acks.snapshot()
 	ch.Start(t)
 	waitAcks("ingest after the outage", 20)
+	eventually(t, 30*time.Second, "/readyz to recover", func() bool { rz := g.readyz(t); return rz.Code == http.StatusOK && rz.Status == "ok" })
 	cancel()
 	wg.Wait()
 

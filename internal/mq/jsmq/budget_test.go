@@ -37,6 +37,7 @@ func TestTenantBudget(t *testing.T) {
 		_ = q.JetStream().DeleteStream(context.Background(), n.DLQStream())
 		_ = q.JetStream().DeleteKeyValue(context.Background(), n.LeaseBucket())
 		_ = q.JetStream().DeleteKeyValue(context.Background(), n.JournalBucket())
+		_ = q.JetStream().DeleteKeyValue(context.Background(), n.SchemaBucket())
 		_ = q.Close(context.Background())
 	})
 	payload := make([]byte, 90)

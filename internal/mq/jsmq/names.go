@@ -77,6 +77,9 @@ func (n Names) LeaseBucket() string { return n.Prefix + "_leases" }
 // JournalBucket returns the batch-plan journal KV bucket name (see Queue.Plan).
 func (n Names) JournalBucket() string { return n.Prefix + "_journal" }
 
+// SchemaBucket returns the KV bucket of the last known table schemas (see Queue.PutSchema).
+func (n Names) SchemaBucket() string { return n.Prefix + "_schemas" }
+
 // Partition returns the partition of tenant/table.
 func (n Names) Partition(tenant, table string) int {
 	return mq.PartitionOf(tenant, table, n.Partitions)

@@ -74,8 +74,10 @@ type Queue struct {
 	// extra holds the partitions beyond the configured count that
 	// ExtraPartitions found: they may be subscribed to and journaled.
 	extra map[int]bool
-	// journalKV and streams cache the journal bucket and partition stream handles.
+	// journalKV, schemaKV and streams cache the journal and schema buckets and the partition
+	// stream handles.
 	journalKV jetstream.KeyValue
+	schemaKV  jetstream.KeyValue
 	// jindex is the in-memory journal index, started on the first Lookup.
 	jindex  *journalIndex
 	streams map[int]jetstream.Stream

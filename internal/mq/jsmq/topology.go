@@ -13,8 +13,8 @@ import (
 )
 
 // Topology is the JetStream layout WaveHouse needs: one stream per
-// partition with a durable ingest consumer, a dead-letter stream, and the
-// coord lease KV bucket.
+// partition with a durable ingest consumer, a dead-letter stream, and the KV
+// buckets (coord leases, batch-plan journal, last known table schemas).
 type Topology struct {
 	// Prefix starts every subject and name.
 	Prefix string
@@ -157,7 +157,8 @@ func (t Topology) Consumers() []ConsumerSpec {
 	return out
 }
 
-// KeyValues returns the KV buckets: the coord leases and the batch-plan journal.
+// KeyValues returns the KV buckets: the coord leases, the batch-plan journal and the last known
+// table schemas.
 func (t Topology) KeyValues() []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{{
 		Bucket:      t.Names().LeaseBucket(),
@@ -170,6 +171,12 @@ func (t Topology) KeyValues() []jetstream.KeyValueConfig {
 		Description: "WaveHouse ingest batch plans (exactly-once inserts)",
 		History:     1,
 		TTL:         t.journalTTL(),
+		Storage:     jetstream.FileStorage,
+		Replicas:    t.Replicas,
+	}, {
+		Bucket:      t.Names().SchemaBucket(),
+		Description: "WaveHouse last known table schemas (validation while ClickHouse is down)",
+		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    t.Replicas,
 	}}

@@ -93,6 +93,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"JournalGetFrame", testJournalGetFrame},
 		{"UndecodableIsDeadLettered", testUndecodableDeadLettered},
 		{"ReplaySkipsUndecodableWithGap", testReplayUndecodableGap},
+		{"SchemasKeepLatest", testSchemasKeepLatest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.f(t, newHarness, caps) })

@@ -140,6 +140,7 @@ func deleteTopology(url string, n jsmq.Names) {
 	_ = js.DeleteStream(ctx, n.DLQStream())
 	_ = js.DeleteKeyValue(ctx, n.LeaseBucket())
 	_ = js.DeleteKeyValue(ctx, n.JournalBucket())
+	_ = js.DeleteKeyValue(ctx, n.SchemaBucket())
 }
 
 func TestConformance(t *testing.T) {

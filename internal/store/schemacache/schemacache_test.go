@@ -185,7 +185,185 @@ func TestStaleServedWhileServerUnreachable(t *testing.T) {
 	r.fail = nil
 	delete(r.cols, "acme/db/ev")
 	r.mu.Unlock()
+	clk.Add(time.Second) // the schema served while unreachable is kept until the next retry
 	if _, err := c.Columns(context.Background(), tgt, "ev"); !errors.Is(err, store.ErrUnknownTable) {
 		t.Fatalf("dropped table: %v, want ErrUnknownTable", err)
+	}
+}
+
+// memBacking is a Backing in memory, counting saves (the queue's bucket is proven by the mq
+// conformance suite; this tests what the cache does with it).
+type memBacking struct {
+	mu    sync.Mutex
+	kept  map[string][]byte
+	saves int
+	fail  error
+}
+
+func (b *memBacking) Save(_ context.Context, target store.Target, table string, schema []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail != nil {
+		return b.fail
+	}
+	b.saves++
+	b.kept[target.Tenant+"/"+target.Database+"/"+table] = append([]byte(nil), schema...)
+	return nil
+}
+
+func (b *memBacking) Load(_ context.Context, target store.Target, table string) ([]byte, bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail != nil {
+		return nil, false, b.fail
+	}
+	v, ok := b.kept[target.Tenant+"/"+target.Database+"/"+table]
+	return v, ok, nil
+}
+
+func (b *memBacking) savesN() int { b.mu.Lock(); defer b.mu.Unlock(); return b.saves }
+
+func (r *countingReader) setFail(err error) {
+	r.mu.Lock()
+	r.fail = err
+	r.mu.Unlock()
+}
+
+// TestBackingServesANewProcessWhileUnreachable is the boot-during-an-outage case: one process
+// reads a schema (written through to the backing); a second process starting while the server is
+// unreachable validates with it, types parsed; a table nobody read stays a transient error; a
+// definite answer from the server is never replaced by the kept schema.
+func TestBackingServesANewProcessWhileUnreachable(t *testing.T) {
+	ctx := t.Context()
+	r := &countingReader{cols: map[string][]store.Column{}}
+	r.set("acme/db/ev", store.NewColumn("id", "UInt64", "", ""), store.NewColumn("note", "Nullable(String)", "DEFAULT", "''"))
+	b := &memBacking{kept: map[string][]byte{}}
+	first := New(r, Options{Backing: b})
+	if _, err := first.Columns(ctx, tgt, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	if b.savesN() != 1 {
+		t.Fatalf("saves after a read = %d, want 1 (write-through)", b.savesN())
+	}
+
+	r.setFail(store.ErrUnavailable)
+	clk := &clock{t: time.Unix(1000, 0)}
+	second := New(r, Options{Backing: b, Now: clk.Now})
+	cols, err := second.Columns(ctx, tgt, "ev")
+	if err != nil || len(cols) != 2 {
+		t.Fatalf("new process while unreachable: %v, %v; want the kept schema", cols, err)
+	}
+	if cols[0].Name != "id" || cols[0].TypeName != "UInt64" || cols[0].Type == nil || cols[1].Required() || !cols[1].Nullable() || cols[1].DefaultExpr != "''" {
+		t.Fatalf("kept schema rebuilt as %+v", cols)
+	}
+	if _, err := second.Columns(ctx, tgt, "never"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a table never read, while unreachable: %v, want ErrUnavailable (retry later, not unknown)", err)
+	}
+
+	// While unreachable, the server is tried again only after Retry.
+	reads := r.reads.Load()
+	if _, err := second.Columns(ctx, tgt, "ev"); err != nil || r.reads.Load() != reads {
+		t.Fatalf("within Retry: %v, %d reads (want %d)", err, r.reads.Load(), reads)
+	}
+	clk.Add(2 * time.Second)
+	if _, err := second.Columns(ctx, tgt, "ev"); err != nil || r.reads.Load() != reads+1 {
+		t.Fatalf("after Retry: %v, %d reads (want %d)", err, r.reads.Load(), reads+1)
+	}
+
+	// Back up, the table is gone: the server's answer wins over the kept schema.
+	r.mu.Lock()
+	r.fail = nil
+	delete(r.cols, "acme/db/ev")
+	r.mu.Unlock()
+	clk.Add(2 * time.Second)
+	if _, err := second.Columns(ctx, tgt, "ev"); !errors.Is(err, store.ErrUnknownTable) {
+		t.Fatalf("dropped table after the outage: %v, want ErrUnknownTable", err)
+	}
+	if _, err := New(r, Options{Backing: b}).Columns(ctx, tgt, "ev"); !errors.Is(err, store.ErrUnknownTable) {
+		t.Fatalf("dropped table, new process: %v, want ErrUnknownTable", err)
+	}
+}
+
+// TestBackingWritesOncePerMaxAge: refreshes of an unchanged schema cost one write per MaxAge; a
+// changed schema is written at once; a failing backing never fails the read.
+func TestBackingWritesOncePerMaxAge(t *testing.T) {
+	ctx := t.Context()
+	r := &countingReader{cols: map[string][]store.Column{}}
+	r.set("acme/db/ev", store.NewColumn("id", "UInt64", "", ""))
+	b := &memBacking{kept: map[string][]byte{}}
+	clk := &clock{t: time.Unix(1000, 0)}
+	c := New(r, Options{Backing: b, Now: clk.Now, MaxAge: time.Minute})
+	for range 5 {
+		if _, err := c.Refresh(ctx, tgt, "ev"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.savesN(); n != 1 {
+		t.Fatalf("saves after 5 refreshes of one schema = %d, want 1", n)
+	}
+	r.set("acme/db/ev", store.NewColumn("id", "UInt64", "", ""), store.NewColumn("x", "String", "", ""))
+	if _, err := c.Refresh(ctx, tgt, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.savesN(); n != 2 {
+		t.Fatalf("saves after a schema change = %d, want 2", n)
+	}
+	clk.Add(2 * time.Minute)
+	if _, err := c.Columns(ctx, tgt, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.savesN(); n != 3 {
+		t.Fatalf("saves after MaxAge = %d, want 3", n)
+	}
+	b.mu.Lock()
+	b.fail = errors.New("queue down")
+	b.mu.Unlock()
+	clk.Add(2 * time.Minute)
+	if cols, err := c.Columns(ctx, tgt, "ev"); err != nil || len(cols) != 2 {
+		t.Fatalf("read with a failing backing: %v %v", cols, err)
+	}
+}
+
+// TestRefreshWhileUnreachableKeepsTheEntry: a refresh that fails transiently (a request naming
+// an unknown field during an outage) must not drop the schema validation is using.
+func TestRefreshWhileUnreachableKeepsTheEntry(t *testing.T) {
+	ctx := t.Context()
+	r := &countingReader{cols: map[string][]store.Column{}}
+	r.set("acme/db/ev", store.NewColumn("id", "UInt64", "", ""))
+	c := New(r, Options{})
+	if _, err := c.Columns(ctx, tgt, "ev"); err != nil {
+		t.Fatal(err)
+	}
+	r.setFail(store.ErrUnavailable)
+	if _, err := c.Refresh(ctx, tgt, "ev"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Refresh while unreachable: %v", err)
+	}
+	if cols, err := c.Columns(ctx, tgt, "ev"); err != nil || len(cols) != 1 {
+		t.Fatalf("Columns after a failed refresh: %v %v, want the schema held before", cols, err)
+	}
+	r.setFail(store.ErrUnknownTable)
+	if _, err := c.Refresh(ctx, tgt, "ev"); !errors.Is(err, store.ErrUnknownTable) {
+		t.Fatal(err)
+	}
+	r.setFail(store.ErrUnavailable)
+	if _, err := c.Columns(ctx, tgt, "ev"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("after the server said the table is gone: %v, want the entry dropped", err)
+	}
+}
+
+func TestEncodeDecode(t *testing.T) {
+	cols := []store.Column{store.NewColumn("a", "Array(LowCardinality(String))", "", ""), store.NewColumn("m", "UInt8", "MATERIALIZED", "1")}
+	b, err := Encode(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(b)
+	if err != nil || len(got) != 2 || got[0].TypeName != cols[0].TypeName || got[0].Type.String() != cols[0].Type.String() || got[1].Writable() {
+		t.Fatalf("Decode(Encode) = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"", "{}", `{"v":2,"columns":[{"name":"a","type":"UInt8"}]}`, `{"v":1,"columns":[]}`} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%q) succeeded", bad)
+		}
 	}
 }
