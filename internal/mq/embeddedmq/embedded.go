@@ -63,8 +63,11 @@ func (q *Queue) Start(ctx context.Context) error {
 		SyncAlways:         c.Sync == SyncAlways,
 		JetStreamMaxMemory: 256 << 20,
 	}
-	if c.Sync == SyncInterval {
+	switch c.Sync {
+	case SyncInterval:
 		opts.SyncInterval = c.SyncInterval
+	case SyncNone:
+		opts.SyncInterval = NoneFlushInterval
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
