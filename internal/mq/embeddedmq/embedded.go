@@ -99,6 +99,11 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err == nil {
 		err = c.topology().Ensure(ctx, jq.JetStream())
 	}
+	if err == nil {
+		// The tenant budgets are derived from the queue: a restart must not hand a tenant its whole
+		// budget again on top of its backlog.
+		err = jq.RebuildBudget(ctx)
+	}
 	if err == nil && metrics != nil {
 		err = metrics.Register(q.deps.Registerer, jq)
 	}

@@ -59,6 +59,8 @@ type Queue struct {
 	subs    map[*subscription]struct{}
 	subjs   map[string]*subjectQueue
 	budget  map[string]int64
+	// boot holds the frames charged by RebuildBudget (see budget.go).
+	boot bootCharges
 	// journalKV and streams cache the journal bucket and partition stream handles.
 	journalKV jetstream.KeyValue
 	streams   map[int]jetstream.Stream
@@ -183,52 +185,6 @@ func (q *Queue) checkPartition(p int) error {
 		return fmt.Errorf("%w: partition %d of %d", mq.ErrInvalid, p, q.opts.Topology.Partitions)
 	}
 	return nil
-}
-
-// budgeting reports whether publishes are charged to tenant budgets.
-func (q *Queue) budgeting() bool {
-	return q.opts.TenantMaxBytes > 0 || q.opts.TenantBudget != nil
-}
-
-// budgetOf returns tenant's budget; 0 or less means unlimited.
-func (q *Queue) budgetOf(tenant string) int64 {
-	if q.opts.TenantBudget != nil {
-		switch b := q.opts.TenantBudget(tenant); {
-		case b > 0:
-			return b
-		case b < 0:
-			return 0
-		}
-	}
-	return q.opts.TenantMaxBytes
-}
-
-// reserve charges n bytes to tenant's budget.
-func (q *Queue) reserve(tenant string, n int64) error {
-	if !q.budgeting() {
-		return nil
-	}
-	limit := q.budgetOf(tenant)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if limit > 0 && q.budget[tenant]+n > limit {
-		return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrQueueFull, tenant, q.budget[tenant], limit)
-	}
-	q.budget[tenant] += n
-	return nil
-}
-
-// release returns n bytes to tenant's budget.
-func (q *Queue) release(tenant string, n int64) {
-	if !q.budgeting() {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.budget[tenant] -= n
-	if q.budget[tenant] <= 0 {
-		delete(q.budget, tenant)
-	}
 }
 
 // publishCtx bounds one server round trip: the caller's ctx and
