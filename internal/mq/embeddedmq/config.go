@@ -81,6 +81,9 @@ type Config struct {
 type Deps struct {
 	// Registerer, when not nil, receives the queue's metrics at Start.
 	Registerer prometheus.Registerer
+	// AfterReplayPublish is a fault hook for tests (jsmq.Options.AfterReplayPublish): it runs in
+	// DLQ Replay between an entry's republish and its delete.
+	AfterReplayPublish func(entryID uint64) error
 }
 
 // withDefaults returns c with zero values replaced by defaults.

@@ -89,12 +89,13 @@ func (q *Queue) Start(ctx context.Context) error {
 		metrics = jsmq.NewMetrics()
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
-		Metrics:         metrics,
-		Topology:        c.topology(),
-		MaxFrameRecords: c.MaxFrameRecords,
-		MaxFrameBytes:   c.MaxFrameBytes,
-		TenantMaxBytes:  max(c.TenantMaxBytes, 0),
-		TenantBudget:    c.TenantBudget,
+		Metrics:            metrics,
+		Topology:           c.topology(),
+		MaxFrameRecords:    c.MaxFrameRecords,
+		MaxFrameBytes:      c.MaxFrameBytes,
+		TenantMaxBytes:     max(c.TenantMaxBytes, 0),
+		TenantBudget:       c.TenantBudget,
+		AfterReplayPublish: q.deps.AfterReplayPublish,
 	})
 	if err == nil {
 		err = c.topology().Ensure(ctx, jq.JetStream())

@@ -36,6 +36,10 @@ type Options struct {
 	TenantBudget func(tenant string) int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// AfterReplayPublish, when set, runs in DLQ Replay after an entry's record was republished
+	// and before the entry is deleted; an error it returns ends the replay there, as a crash at
+	// that point would. A fault hook for tests.
+	AfterReplayPublish func(entryID uint64) error
 	// Metrics records publish metrics when not nil.
 	Metrics *Metrics
 }
