@@ -20,9 +20,10 @@ func (a *App) buildSweeper() (Component, error) {
 		ds, _ := a.dedupe.(dedupe.Sweeper)
 		var err error
 		dlq, _ := a.queue.DLQ().(mq.DeadLetterExpirer)
+		journal, _ := a.queue.(mq.JournalCompactor)
 		s, err = sweeper.New(sweeper.Config{Interval: a.cfg.Sweeper.Interval.D(), HistoryWindow: a.cfg.Stream.HistoryWindow.D(),
 			DLQRetention: a.cfg.MQ.DLQRetention.D(), Instance: a.cfg.InstanceID},
-			sweeper.Deps{Coord: a.coord, Queue: a.queue, Dedupe: ds, DLQ: dlq, Registerer: a.reg, Log: a.log.With("component", compSweeper)})
+			sweeper.Deps{Coord: a.coord, Queue: a.queue, Dedupe: ds, DLQ: dlq, Journal: journal, Registerer: a.reg, Log: a.log.With("component", compSweeper)})
 		return err
 	}
 	run := func(ctx context.Context) error { return s.Run(ctx) }

@@ -37,7 +37,7 @@ type MQ struct {
 
 // MQEmbedded configures the in-process JetStream server.
 type MQEmbedded struct {
-	Sync           string   `yaml:"sync" env:"SYNC" env-description:"always (fsync before ack), interval (fsync every sync_interval: may lose that window on power loss) or none (page cache only)."`
+	Sync           string   `yaml:"sync" env:"SYNC" env-description:"always (fsync before ack), interval (fsync every sync_interval: may lose that window on power loss) or none (page cache only, with a background fsync every 2m: may lose up to that window on power loss)."`
 	SyncInterval   Duration `yaml:"sync_interval" env:"SYNC_INTERVAL" env-description:"fsync period when sync is interval."`
 	Dir            string   `yaml:"dir" env:"DIR" env-description:"Store directory; default <data_dir>/mq."`
 	MaxBytes       int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0: no limit)."`

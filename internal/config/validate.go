@@ -37,7 +37,7 @@ func (c Config) Validate() error {
 	if _, err := logging.ParseLevel(c.Log.Level); err != nil {
 		add("log.level: %v", err)
 	}
-	if f := strings.ToLower(c.Log.Format); f != "json" && f != "text" {
+	if f := strings.ToLower(c.Log.Format); !slices.Contains(enumValues("log.format"), f) {
 		add("log.format: %q is not json or text", c.Log.Format)
 	}
 	for _, p := range []struct {
@@ -87,14 +87,15 @@ func (c Config) validateRoles() []error {
 func (c Config) validateBackends() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	oneOf := func(key, got string, want ...string) bool {
+	oneOf := func(key, got string) bool {
+		want := enumValues(key)
 		if slices.Contains(want, got) {
 			return true
 		}
 		add("%s: %q is not one of %s", key, got, strings.Join(want, ", "))
 		return false
 	}
-	if oneOf("store.backend", c.Store.Backend, "chdb", "clickhouse") && c.Store.Backend == "clickhouse" {
+	if oneOf("store.backend", c.Store.Backend) && c.Store.Backend == "clickhouse" {
 		if len(c.Store.ClickHouse.Addrs) == 0 {
 			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000)")
 		}
@@ -111,10 +112,10 @@ func (c Config) validateBackends() []error {
 	if c.MQ.Partitions < 1 || c.MQ.Partitions > 256 {
 		add("mq.partitions: %d must be between 1 and 256", c.MQ.Partitions)
 	}
-	if oneOf("mq.backend", c.MQ.Backend, "embedded", "nats") {
+	if oneOf("mq.backend", c.MQ.Backend) {
 		switch c.MQ.Backend {
 		case "embedded":
-			if oneOf("mq.embedded.sync", c.MQ.Embedded.Sync, "always", "interval", "none") &&
+			if oneOf("mq.embedded.sync", c.MQ.Embedded.Sync) &&
 				c.MQ.Embedded.Sync == "interval" && c.MQ.Embedded.SyncInterval <= 0 {
 				add("mq.embedded.sync_interval: must be positive when mq.embedded.sync is interval")
 			}
@@ -122,7 +123,7 @@ func (c Config) validateBackends() []error {
 			errs = append(errs, validateNATS(c.MQ.NATS)...)
 		}
 	}
-	if oneOf("cache.backend", c.Cache.Backend, "local", "redis") {
+	if oneOf("cache.backend", c.Cache.Backend) {
 		switch c.Cache.Backend {
 		case "local":
 			if c.Cache.Local.MaxBytes <= 0 {
@@ -137,7 +138,7 @@ func (c Config) validateBackends() []error {
 			}
 		}
 	}
-	if oneOf("dedupe.backend", c.Dedupe.Backend, "local", "dynamodb") && c.Dedupe.Backend == "dynamodb" {
+	if oneOf("dedupe.backend", c.Dedupe.Backend) && c.Dedupe.Backend == "dynamodb" {
 		d := c.Dedupe.DynamoDB
 		if d.Table == "" {
 			add("dedupe.dynamodb.table: must not be empty")
@@ -155,8 +156,8 @@ func (c Config) validateBackends() []error {
 	if c.Idempotency.Lease >= Duration(2*time.Minute) {
 		add("idempotency.lease: %s must stay below the queue's 2m duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease)
 	}
-	oneOf("stream.slow_policy", c.Stream.SlowPolicy, "gap", "disconnect")
-	if oneOf("coord.backend", c.Coord.Backend, "local", "nats") && c.Coord.Lease <= 0 {
+	oneOf("stream.slow_policy", c.Stream.SlowPolicy)
+	if oneOf("coord.backend", c.Coord.Backend) && c.Coord.Lease <= 0 {
 		add("coord.lease: must be positive")
 	}
 	return errs
@@ -220,7 +221,7 @@ func (c Config) Warnings() []string {
 		case "interval":
 			w = append(w, fmt.Sprintf("mq.embedded.sync is interval: an acknowledged ingest may be lost on power loss or kernel crash within %s (a process crash loses nothing)", c.MQ.Embedded.SyncInterval))
 		case "none":
-			w = append(w, "mq.embedded.sync is none: acknowledged ingest lives in the page cache until the OS writes it; a power loss or kernel crash can lose an unbounded window")
+			w = append(w, fmt.Sprintf("mq.embedded.sync is none: acknowledged ingest lives in the page cache until the OS writes it or the queue's background fsync runs (every %s); a power loss or kernel crash can lose up to that window (a process crash loses nothing)", embeddedNoneFlush))
 		}
 	}
 	if c.Ops.Pprof && !isLoopback(c.Ops.Listen) {

@@ -80,9 +80,19 @@ type Journal interface {
 	// Forget drops p once every frame of it is acknowledged durably (the writer waits a while
 	// after the acks: a queue server that crashes may lose the acks of its last moments, and a
 	// frame redelivered then must still find its plan). It does not wait for the server: a lost
-	// forget only leaves the entry until the journal's retention removes it.
+	// forget only leaves the entry until JournalCompactor removes it.
 	Forget(ctx context.Context, p BatchPlan) error
 	// GetFrame reads the records of a stored frame by reference. Frames that are not
 	// acknowledged are never trimmed, so every frame of a plan that is not marked is readable.
 	GetFrame(ctx context.Context, ref FrameRef) ([]Record, error)
+}
+
+// JournalCompactor is implemented by journals that keep plans with no expiry (so that a plan
+// outlives every redelivery of its frames): the sweeper calls it to remove what Forget leaves.
+type JournalCompactor interface {
+	// CompactJournal removes the delete markers of plans forgotten before olderThan and the plans
+	// written before olderThan whose frames are all acknowledged (a Forget that was lost), and
+	// returns how many plans it removed. It never removes a plan with a frame that can still be
+	// delivered.
+	CompactJournal(ctx context.Context, olderThan time.Time) (uint64, error)
 }

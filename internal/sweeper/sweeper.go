@@ -1,7 +1,8 @@
 // Package sweeper is the sweeper role: under the "sweeper" lease it trims the queue's retained
 // history to the configured window — never past a consumer's ack floor, which the queue's Trim
-// enforces — removes expired idempotency records, and applies the dead-letter retention. It
-// reports what it did, and who holds the lease with which fencing token, in metrics.
+// enforces — removes expired idempotency records, applies the dead-letter retention, and compacts
+// the batch journal (whose plans have no expiry). It reports what it did, and who holds the lease
+// with which fencing token, in metrics.
 package sweeper
 
 import (
@@ -39,12 +40,17 @@ type Queue interface {
 	Partitions() int
 }
 
-// Deps are the sweeper's collaborators; Dedupe and DLQ may be nil.
+// JournalGrace is how old a forgotten plan's delete marker, or a plan whose frames are all
+// acknowledged, must be before CompactJournal removes it.
+const JournalGrace = time.Hour
+
+// Deps are the sweeper's collaborators; Dedupe, DLQ and Journal may be nil.
 type Deps struct {
 	Coord      coord.Coordinator
 	Queue      Queue
 	Dedupe     dedupe.Sweeper
 	DLQ        mq.DeadLetterExpirer
+	Journal    mq.JournalCompactor
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
 	Now        func() time.Time
@@ -58,10 +64,10 @@ type Sweeper struct {
 }
 
 type metrics struct {
-	trimmed, swept, expired prometheus.Counter
-	runs                    *prometheus.CounterVec
-	token                   prometheus.Gauge
-	holding                 prometheus.Gauge
+	trimmed, swept, expired, compacted prometheus.Counter
+	runs                               *prometheus.CounterVec
+	token                              prometheus.Gauge
+	holding                            prometheus.Gauge
 }
 
 // New returns a sweeper; it starts nothing.
@@ -82,7 +88,9 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 		trimmed: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_trimmed_frames_total", Help: "Queue frames removed from retained history."}),
 		swept:   prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dedupe_swept_total", Help: "Expired idempotency records removed."}),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dlq_expired_total", Help: "Dead-letter entries removed after their retention."}),
-		runs:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wavehouse_sweeper_runs_total", Help: "Sweeps by outcome."}, []string{"outcome"}),
+		compacted: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_journal_compacted_total",
+			Help: "Batch plans removed from the journal because all their frames were acknowledged (a lost forget)."}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wavehouse_sweeper_runs_total", Help: "Sweeps by outcome."}, []string{"outcome"}),
 		token: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_token", Help: "Fencing token of the sweeper lease this process holds (0: not holding).",
 			ConstLabels: prometheus.Labels{"instance_id": cfg.Instance}}),
 		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_held", Help: "1 while this process holds the sweeper lease.",
@@ -90,7 +98,7 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 	}}
 	if deps.Registerer != nil {
 		var errs []error
-		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.expired, s.m.runs, s.m.token, s.m.holding} {
+		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.expired, s.m.compacted, s.m.runs, s.m.token, s.m.holding} {
 			errs = append(errs, deps.Registerer.Register(c))
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -151,6 +159,14 @@ func (s *Sweeper) Sweep(ctx context.Context) {
 			s.deps.Log.Warn("dead-letter expiry failed", "error", err)
 		}
 		s.m.expired.Add(float64(n))
+	}
+	if s.deps.Journal != nil {
+		n, err := s.deps.Journal.CompactJournal(ctx, now.Add(-JournalGrace))
+		if err != nil {
+			outcome = "error"
+			s.deps.Log.Warn("journal compaction failed", "error", err)
+		}
+		s.m.compacted.Add(float64(n))
 	}
 	s.m.runs.WithLabelValues(outcome).Inc()
 }

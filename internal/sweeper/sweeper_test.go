@@ -188,3 +188,56 @@ func TestSweepExpiresDeadLettersPastRetentionOnly(t *testing.T) {
 		t.Fatalf("entry past retention kept: count %d, expired %v", count(), value(t, gone.m.expired))
 	}
 }
+
+// TestSweepCompactsJournalPastGraceOnly: a batch plan whose frame is acknowledged but whose Forget
+// was lost is removed by the sweep once it is older than JournalGrace, not before.
+func TestSweepCompactsJournalPastGraceOnly(t *testing.T) {
+	q := openQueue(t)
+	res, err := q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "j", Payload: []byte("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := []mq.FrameRef{{Partition: 0, Seq: res.Position.Seq}} // one partition
+	plan := mq.BatchPlan{ID: mq.PlanID(frames), Tenant: "t", Table: "j", Frames: frames}
+	if err := q.Plan(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := q.Subscribe(t.Context(), frames[0].Partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds, err := sub.Fetch(t.Context(), 1, 5*time.Second)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("fetch: %d %v", len(ds), err)
+	}
+	if err := ds[0].Ack(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := localcoord.New(localcoord.Config{}, localcoord.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	planned := func() bool {
+		got, err := q.Lookup(t.Context(), "t", "j", frames, time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[frames[0]].ID == plan.ID
+	}
+	for _, tc := range []struct {
+		after time.Duration
+		kept  bool
+	}{{0, true}, {JournalGrace + time.Minute, false}} {
+		s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Hour},
+			Deps{Coord: c, Queue: q, Journal: q, Now: func() time.Time { return time.Now().Add(tc.after) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Sweep(t.Context())
+		if planned() != tc.kept || value(t, s.m.compacted) != map[bool]float64{true: 0, false: 1}[tc.kept] {
+			t.Fatalf("sweep %s later: plan kept %v (want %v), compacted %v", tc.after, planned(), tc.kept, value(t, s.m.compacted))
+		}
+	}
+}

@@ -21,14 +21,25 @@ const (
 	// lose up to SyncInterval of acknowledged records (a process crash
 	// loses nothing).
 	SyncInterval = "interval"
+	// SyncNone acknowledges once the frame is written to the page cache
+	// and asks for no fsync of its own: the kernel writes the pages back
+	// when it chooses, and the JetStream file store's background fsync
+	// (NoneFlushInterval; it cannot be switched off) bounds what a power
+	// loss or kernel crash can lose. A process crash loses nothing.
+	SyncNone = "none"
 )
+
+// NoneFlushInterval is the store's background fsync period under SyncNone:
+// the nats-server default, set explicitly so that the documented loss
+// window does not move with a server upgrade.
+const NoneFlushInterval = 2 * time.Minute
 
 // Config configures the embedded queue (mq.embedded in config.yaml).
 type Config struct {
 	// Dir is the JetStream store directory (required; the lead passes a
 	// directory under data_dir).
 	Dir string `yaml:"dir"`
-	// Sync is "always" (default) or "interval".
+	// Sync is "always" (default), "interval" or "none".
 	Sync string `yaml:"sync"`
 	// SyncInterval is the fsync period under sync: interval. Default 1s.
 	SyncInterval time.Duration `yaml:"sync_interval"`
@@ -74,6 +85,9 @@ type Deps struct {
 	// Log receives what the queue handles on its own (an undecodable
 	// message dead-lettered); nil discards.
 	Log *slog.Logger
+	// AfterReplayPublish is a fault hook for tests (jsmq.Options.AfterReplayPublish): it runs in
+	// DLQ Replay between an entry's republish and its delete.
+	AfterReplayPublish func(entryID uint64) error
 }
 
 // withDefaults returns c with zero values replaced by defaults.
@@ -136,9 +150,9 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("mq.embedded.dir: required (a directory for the JetStream store)"))
 	}
 	switch c.Sync {
-	case SyncAlways, SyncInterval:
+	case SyncAlways, SyncInterval, SyncNone:
 	default:
-		errs = append(errs, fmt.Errorf("mq.embedded.sync: %q is not one of always, interval", c.Sync))
+		errs = append(errs, fmt.Errorf("mq.embedded.sync: %q is not one of always, interval, none", c.Sync))
 	}
 	if c.SyncInterval < 0 {
 		errs = append(errs, errors.New("mq.embedded.sync_interval: must be positive"))

@@ -19,13 +19,16 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 )
 
-// crashEnv names the store directory of a crash-test child process.
-const crashEnv = "WH_MQ_CRASH_CHILD_DIR"
+// crashEnv names the store directory of a crash-test child process, crashSyncEnv its sync mode.
+const (
+	crashEnv     = "WH_MQ_CRASH_CHILD_DIR"
+	crashSyncEnv = "WH_MQ_CRASH_CHILD_SYNC"
+)
 
 var crashTables = []string{"a", "b.c", "d e", "f"}
 
-func crashConfig(dir string) embeddedmq.Config {
-	return embeddedmq.Config{Dir: dir, Sync: embeddedmq.SyncAlways, Partitions: 2, TenantMaxBytes: -1}
+func crashConfig(dir, sync string) embeddedmq.Config {
+	return embeddedmq.Config{Dir: dir, Sync: sync, Partitions: 2, TenantMaxBytes: -1}
 }
 
 // crashChild, in a child process started by TestCrashSIGKILL, publishes
@@ -36,7 +39,7 @@ func crashChild(*testing.M) bool {
 	if dir == "" {
 		return false
 	}
-	q, err := embeddedmq.New(crashConfig(dir), embeddedmq.Deps{})
+	q, err := embeddedmq.New(crashConfig(dir, os.Getenv(crashSyncEnv)), embeddedmq.Deps{})
 	if err == nil {
 		err = q.Start(context.Background())
 	}
@@ -74,17 +77,25 @@ func crashChild(*testing.M) bool {
 
 // TestCrashSIGKILL kills a publishing child process with SIGKILL ten times
 // mid-stream on one store directory, then reopens the store and checks that
-// every publish that returned success is present with identical content.
+// every publish that returned success is present with identical content. It
+// runs under sync: always and under sync: none, whose page-cache-only writes
+// survive a process crash too (only a power loss or kernel crash can lose them).
 func TestCrashSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}
+	for _, sync := range []string{embeddedmq.SyncAlways, embeddedmq.SyncNone} {
+		t.Run(sync, func(t *testing.T) { crashSIGKILL(t, sync) })
+	}
+}
+
+func crashSIGKILL(t *testing.T, sync string) {
 	dir := t.TempDir()
 	acked := map[string]string{} // table + " " + position -> payload
 	const rounds = 10
 	for r := 0; r < rounds; r++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+		cmd.Env = append(os.Environ(), crashEnv+"="+dir, crashSyncEnv+"="+sync)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		stdout, err := cmd.StdoutPipe()
@@ -122,7 +133,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 	}
 
-	q := open(t, crashConfig(dir))
+	q := open(t, crashConfig(dir, sync))
 	got := map[string]string{}
 	// An empty fetch only means nothing arrived within the wait; the store is read completely
 	// when no table has a frame above the ack floor any more.

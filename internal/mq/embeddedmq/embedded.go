@@ -63,8 +63,11 @@ func (q *Queue) Start(ctx context.Context) error {
 		SyncAlways:         c.Sync == SyncAlways,
 		JetStreamMaxMemory: 256 << 20,
 	}
-	if c.Sync == SyncInterval {
+	switch c.Sync {
+	case SyncInterval:
 		opts.SyncInterval = c.SyncInterval
+	case SyncNone:
+		opts.SyncInterval = NoneFlushInterval
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -86,17 +89,23 @@ func (q *Queue) Start(ctx context.Context) error {
 		metrics = jsmq.NewMetrics()
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
-		SoleConsumer:    true,
-		Metrics:         metrics,
-		Log:             q.deps.Log,
-		Topology:        c.topology(),
-		MaxFrameRecords: c.MaxFrameRecords,
-		MaxFrameBytes:   c.MaxFrameBytes,
-		TenantMaxBytes:  max(c.TenantMaxBytes, 0),
-		TenantBudget:    c.TenantBudget,
+		SoleConsumer:       true,
+		Metrics:            metrics,
+		Log:                q.deps.Log,
+		Topology:           c.topology(),
+		MaxFrameRecords:    c.MaxFrameRecords,
+		MaxFrameBytes:      c.MaxFrameBytes,
+		TenantMaxBytes:     max(c.TenantMaxBytes, 0),
+		TenantBudget:       c.TenantBudget,
+		AfterReplayPublish: q.deps.AfterReplayPublish,
 	})
 	if err == nil {
 		err = c.topology().Ensure(ctx, jq.JetStream())
+	}
+	if err == nil {
+		// The tenant budgets are derived from the queue: a restart must not hand a tenant its whole
+		// budget again on top of its backlog.
+		err = jq.RebuildBudget(ctx)
 	}
 	if err == nil && metrics != nil {
 		err = metrics.Register(q.deps.Registerer, jq)

@@ -263,7 +263,7 @@ func (d *delivery) settle(ctx context.Context, final bool, f func(ctx context.Co
 	}
 	d.settled = true
 	if final {
-		d.q.release(d.tenant, d.bytes)
+		d.q.releaseFrame(d.meta.Partition, d.meta.Seq, d.tenant, d.bytes)
 	}
 	return nil
 }

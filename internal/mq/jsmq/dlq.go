@@ -276,6 +276,23 @@ func (d *dlq) Get(ctx context.Context, id uint64) (mq.DeadEntry, error) {
 // Replay implements mq.DeadLetters. The idempotency key is dropped on
 // republish: the original was stored and must not make the replay a
 // duplicate.
+//
+// Replay is idempotent across a crash. Each entry is moved in steps that can each be repeated:
+//
+//  1. a marker is written to the journal bucket (key "replay.<entry>", value: the partition
+//     stream's last sequence before the publish);
+//  2. the record is published as a frame of its own with Nats-Msg-Id "dlq-replay:<entry>" and a
+//     Wh-Replay-Of header naming the entry;
+//  3. the entry is deleted from the dead-letter stream;
+//  4. the marker is deleted.
+//
+// A replay that finds an entry with a marker (a crash after step 1) first looks for the frame of
+// step 2 among the table's frames stored after the marker's sequence, and publishes only when it
+// is not there. The message id alone would cover a repeat within the stream's duplicate window
+// (mq.embedded duplicate_window, 2 min); the marker covers it beyond, for as long as the
+// republished frame is retained (the sweeper trims history only below the ack floor and past the
+// history window). <entry> is the entry's sequence and store time, so a recreated dead-letter
+// stream never matches an old marker.
 func (d *dlq) Replay(ctx context.Context, tenant, table string, limit int) (int, error) {
 	var entries []mq.DeadEntry
 	// Raw (undecodable) entries stay where they are: page past them.
@@ -300,19 +317,150 @@ func (d *dlq) Replay(ctx context.Context, tenant, table string, limit int) (int,
 	}
 	n := 0
 	for _, e := range entries {
-		rec := e.Record
-		rec.IdempotencyKey = ""
-		rec.Position = mq.Position{}
-		if _, err := d.q().Publish(ctx, rec); err != nil {
+		if err := d.replayOne(ctx, e); err != nil {
 			return n, err
 		}
 		err := d.q().rpc(ctx, func(ctx context.Context) error { return s.DeleteMsg(ctx, e.ID) })
 		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return n, err
 		}
+		if err := d.forgetReplay(ctx, e); err != nil {
+			return n, err
+		}
 		n++
 	}
 	return n, nil
+}
+
+// hdrReplayOf names, on a republished frame, the dead-letter entry it replays.
+const hdrReplayOf = "Wh-Replay-Of"
+
+// replayID identifies a dead-letter entry across dead-letter streams.
+func replayID(e mq.DeadEntry) string {
+	return strconv.FormatUint(e.ID, 10) + "-" + strconv.FormatInt(e.DeadAt.UnixNano(), 10)
+}
+
+// replayKey is the journal key of e's replay marker (outside the plans' "<partition>." keys).
+func replayKey(e mq.DeadEntry) string { return "replay." + replayID(e) }
+
+// replayOne republishes e's record unless a previous, interrupted replay already did.
+func (d *dlq) replayOne(ctx context.Context, e mq.DeadEntry) error {
+	q := d.q()
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return err
+	}
+	rec := e.Record
+	rec.IdempotencyKey = ""
+	rec.Position = mq.Position{}
+	p := q.names.Partition(rec.Tenant, rec.Table)
+	var marker jetstream.KeyValueEntry
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		marker, err = kv.Get(ctx, replayKey(e))
+		return err
+	})
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		_, last, err := q.floorAndLast(ctx, p)
+		if err != nil {
+			return err
+		}
+		err = q.rpc(ctx, func(ctx context.Context) error {
+			_, err := kv.Put(ctx, replayKey(e), strconv.AppendUint(nil, last, 10))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("record replay of dead-letter entry %d: %w", e.ID, err)
+		}
+	case err != nil:
+		return fmt.Errorf("replay marker of dead-letter entry %d: %w", e.ID, err)
+	default:
+		since, _ := strconv.ParseUint(string(marker.Value()), 10, 64)
+		done, err := d.replayed(ctx, p, q.names.Subject(rec.Tenant, rec.Table), since, replayID(e))
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+	}
+	if err := d.publishReplay(ctx, &rec, replayID(e)); err != nil {
+		return err
+	}
+	if f := q.opts.AfterReplayPublish; f != nil {
+		return f(e.ID)
+	}
+	return nil
+}
+
+// publishReplay stores rec as a frame of its own carrying the replay's message id and header.
+func (d *dlq) publishReplay(ctx context.Context, rec *mq.Record, id string) error {
+	q := d.q()
+	if rec.AcceptedAt.IsZero() {
+		rec.AcceptedAt = q.now()
+	}
+	if size := recordSize(rec); size > q.maxRecord {
+		return fmt.Errorf("%w: %d bytes, at most %d", mq.ErrTooLarge, size, q.maxRecord)
+	}
+	charge := int64(len(rec.Payload))
+	if err := q.reserve(ctx, rec.Tenant, charge); err != nil {
+		return err
+	}
+	msg := q.frameMsg(q.names.Subject(rec.Tenant, rec.Table), []*mq.Record{rec})
+	msg.Header.Set(jetstream.MsgIDHeader, "dlq-replay:"+id)
+	msg.Header.Set(hdrReplayOf, id)
+	var ack *jetstream.PubAck
+	err := q.rpc(ctx, func(ctx context.Context) error {
+		var err error
+		ack, err = q.js.PublishMsg(ctx, msg)
+		return err
+	})
+	if err != nil || ack.Duplicate {
+		q.release(rec.Tenant, charge)
+	}
+	return err
+}
+
+// replayed reports whether a frame replaying id is among subject's frames after sequence since.
+func (d *dlq) replayed(ctx context.Context, p int, subject string, since uint64, id string) (bool, error) {
+	q := d.q()
+	s, err := q.stream(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	for seq := since + 1; ; {
+		var raw *jetstream.RawStreamMsg
+		err := q.rpc(ctx, func(ctx context.Context) error {
+			var err error
+			raw, err = s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+			return err
+		})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if raw.Header.Get(hdrReplayOf) == id {
+			return true, nil
+		}
+		seq = raw.Sequence + 1
+	}
+}
+
+// forgetReplay deletes e's replay marker once the entry is gone.
+func (d *dlq) forgetReplay(ctx context.Context, e mq.DeadEntry) error {
+	q := d.q()
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return err
+	}
+	err = q.rpc(ctx, func(ctx context.Context) error { return kv.Delete(ctx, replayKey(e)) })
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("forget replay marker of dead-letter entry %d: %w", e.ID, err)
+	}
+	return nil
 }
 
 // Purge implements mq.DeadLetters.

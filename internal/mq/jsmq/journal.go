@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -439,4 +440,93 @@ func (h *Handle) GetFrame(ctx context.Context, ref mq.FrameRef) ([]mq.Record, er
 		return nil, err
 	}
 	return q.GetFrame(ctx, ref)
+}
+
+var _ mq.JournalCompactor = (*Queue)(nil)
+
+// CompactJournal implements mq.JournalCompactor. The plans still in the bucket are few (each is
+// forgotten once its frames are acknowledged), so it reads every one: a plan whose frames are all
+// at or below their partition's ingest ack floor will never be looked up again (only redelivered
+// frames are, and an acknowledged frame is never redelivered) and is purged. Delete markers older
+// than olderThan are then purged with the bucket's own PurgeDeletes.
+func (q *Queue) CompactJournal(ctx context.Context, olderThan time.Time) (uint64, error) {
+	if err := q.checkConn(); err != nil {
+		return 0, err
+	}
+	kv, err := q.journal(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var keys []string
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		lister, err := kv.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for k := range lister.Keys() {
+			keys = append(keys, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		return 0, fmt.Errorf("journal keys: %w", err)
+	}
+	floors := map[int]uint64{}
+	var removed uint64
+	for _, key := range keys {
+		part, rest, ok := strings.Cut(key, ".")
+		p, perr := strconv.Atoi(part)
+		if !ok || perr != nil || q.checkPartition(p) != nil {
+			continue // a replay marker (replay.<entry>), removed with its entry
+		}
+		var entry jetstream.KeyValueEntry
+		err := q.rpc(ctx, func(ctx context.Context) error {
+			var err error
+			entry, err = kv.Get(ctx, key)
+			return err
+		})
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		_, id, _ := strings.Cut(rest, ".")
+		e, err := decodePlan(id, entry.Value())
+		if err != nil || !entry.Created().Before(olderThan) {
+			continue
+		}
+		floor, seen := floors[p]
+		if !seen {
+			if floor, _, err = q.floorAndLast(ctx, p); err != nil {
+				return removed, err
+			}
+			floors[p] = floor
+		}
+		acked := true
+		for _, f := range e.plan.Frames {
+			acked = acked && f.Seq <= floor
+		}
+		if !acked {
+			continue
+		}
+		if err := q.rpc(ctx, func(ctx context.Context) error { return kv.Purge(ctx, key) }); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	age := q.now().Sub(olderThan)
+	err = q.rpc(ctx, func(ctx context.Context) error {
+		return kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(max(age, time.Nanosecond)))
+	})
+	return removed, err
+}
+
+// CompactJournal implements mq.JournalCompactor.
+func (h *Handle) CompactJournal(ctx context.Context, olderThan time.Time) (uint64, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return 0, err
+	}
+	return q.CompactJournal(ctx, olderThan)
 }

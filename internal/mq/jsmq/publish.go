@@ -77,7 +77,7 @@ func (q *Queue) Publish(ctx context.Context, rec mq.Record) (mq.PublishResult, e
 		return mq.PublishResult{}, fmt.Errorf("%w: %d bytes, at most %d", mq.ErrTooLarge, size, q.maxRecord)
 	}
 	charge := int64(len(r.Payload))
-	if err := q.reserve(r.Tenant, charge); err != nil {
+	if err := q.reserve(ctx, r.Tenant, charge); err != nil {
 		return mq.PublishResult{}, err
 	}
 	var (

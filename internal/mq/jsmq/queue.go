@@ -37,6 +37,10 @@ type Options struct {
 	TenantBudget func(tenant string) int64
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// AfterReplayPublish, when set, runs in DLQ Replay after an entry's record was republished
+	// and before the entry is deleted; an error it returns ends the replay there, as a crash at
+	// that point would. A fault hook for tests.
+	AfterReplayPublish func(entryID uint64) error
 	// Metrics records publish metrics when not nil.
 	Metrics *Metrics
 	// SoleConsumer says no other process can consume this queue (the embedded server listens
@@ -74,6 +78,8 @@ type Queue struct {
 	// extra holds the partitions beyond the configured count that
 	// ExtraPartitions found: they may be subscribed to and journaled.
 	extra map[int]bool
+	// boot holds the frames charged by RebuildBudget (see budget.go).
+	boot bootCharges
 	// journalKV, schemaKV and streams cache the journal and schema buckets and the partition
 	// stream handles.
 	journalKV jetstream.KeyValue
@@ -213,52 +219,6 @@ func (q *Queue) checkPartition(p int) error {
 		return fmt.Errorf("%w: partition %d of %d", mq.ErrInvalid, p, q.opts.Topology.Partitions)
 	}
 	return nil
-}
-
-// budgeting reports whether publishes are charged to tenant budgets.
-func (q *Queue) budgeting() bool {
-	return q.opts.TenantMaxBytes > 0 || q.opts.TenantBudget != nil
-}
-
-// budgetOf returns tenant's budget; 0 or less means unlimited.
-func (q *Queue) budgetOf(tenant string) int64 {
-	if q.opts.TenantBudget != nil {
-		switch b := q.opts.TenantBudget(tenant); {
-		case b > 0:
-			return b
-		case b < 0:
-			return 0
-		}
-	}
-	return q.opts.TenantMaxBytes
-}
-
-// reserve charges n bytes to tenant's budget.
-func (q *Queue) reserve(tenant string, n int64) error {
-	if !q.budgeting() {
-		return nil
-	}
-	limit := q.budgetOf(tenant)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if limit > 0 && q.budget[tenant]+n > limit {
-		return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrQueueFull, tenant, q.budget[tenant], limit)
-	}
-	q.budget[tenant] += n
-	return nil
-}
-
-// release returns n bytes to tenant's budget.
-func (q *Queue) release(tenant string, n int64) {
-	if !q.budgeting() {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.budget[tenant] -= n
-	if q.budget[tenant] <= 0 {
-		delete(q.budget, tenant)
-	}
 }
 
 // publishCtx bounds one server round trip: the caller's ctx and

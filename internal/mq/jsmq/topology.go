@@ -34,22 +34,6 @@ type Topology struct {
 	AckWait time.Duration
 	// MaxAckPending bounds unacknowledged deliveries per partition.
 	MaxAckPending int
-	// JournalTTL is how long a batch plan stays in the journal bucket (its max_age); zero
-	// means DefaultJournalTTL. A frame redelivered after its plan expired is inserted again
-	// without its deduplication tokens (at least once), so it should exceed the longest
-	// ingest outage to be survived exactly once. It must be at least AckWait.
-	JournalTTL time.Duration
-}
-
-// DefaultJournalTTL is the journal retention when Topology.JournalTTL is zero.
-const DefaultJournalTTL = 24 * time.Hour
-
-// journalTTL returns the effective journal retention.
-func (t Topology) journalTTL() time.Duration {
-	if t.JournalTTL <= 0 {
-		return DefaultJournalTTL
-	}
-	return t.JournalTTL
 }
 
 // Names returns the names derived from the topology's prefix.
@@ -75,9 +59,6 @@ func (t Topology) Validate() error {
 	}
 	if t.MaxAckPending < 1 {
 		errs = append(errs, errors.New("max_ack_pending: must be at least 1"))
-	}
-	if t.JournalTTL < 0 || t.JournalTTL > 0 && t.JournalTTL < t.AckWait {
-		errs = append(errs, errors.New("journal_ttl: must be at least ack_wait"))
 	}
 	return errors.Join(errs...)
 }
@@ -169,10 +150,12 @@ func (t Topology) KeyValues() []jetstream.KeyValueConfig {
 	}, {
 		Bucket:      t.Names().JournalBucket(),
 		Description: "WaveHouse ingest batch plans (exactly-once inserts)",
-		History:     1,
-		TTL:         t.journalTTL(),
-		Storage:     jetstream.FileStorage,
-		Replicas:    t.Replicas,
+		// No max_age: the ingest consumer redelivers without limit (max_deliver -1), so a plan
+		// must stay as long as any of its frames can come back. Forget deletes a plan once its
+		// frames are acknowledged; CompactJournal (the sweeper) removes what Forget left.
+		History:  1,
+		Storage:  jetstream.FileStorage,
+		Replicas: t.Replicas,
 	}, {
 		Bucket:      t.Names().SchemaBucket(),
 		Description: "WaveHouse last known table schemas (validation while ClickHouse is down)",
@@ -233,13 +216,24 @@ func (t Topology) Verify(ctx context.Context, js jetstream.JetStream) ([]string,
 		diffs = append(diffs, diffConsumer(want, c.CachedInfo().Config)...)
 	}
 	for _, want := range t.KeyValues() {
-		_, err := js.KeyValue(ctx, want.Bucket)
+		kv, err := js.KeyValue(ctx, want.Bucket)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
 			diffs = append(diffs, fmt.Sprintf("key-value bucket %s is missing", want.Bucket))
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("key-value bucket %s: %w", want.Bucket, translate(err))
+		}
+		if want.Bucket != t.Names().JournalBucket() {
+			continue
+		}
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("key-value bucket %s: %w", want.Bucket, translate(err))
+		}
+		if st.TTL() != 0 {
+			diffs = append(diffs, fmt.Sprintf("key-value bucket %s: ttl is %s, want none (a batch plan must outlive every redelivery of its frames)",
+				want.Bucket, st.TTL()))
 		}
 	}
 	return diffs, nil
