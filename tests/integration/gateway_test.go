@@ -49,6 +49,10 @@ type gatewayConfig struct {
 	MaxBodyBytes int64  // ingest.max_body_bytes; 0 keeps the default
 	// TenantMaxBytes is mq.embedded.tenant_max_bytes; 0 keeps the default.
 	TenantMaxBytes int64
+	// UnboundedQueue sets mq.embedded.max_bytes and tenant_max_bytes to 0 (no limit).
+	UnboundedQueue bool
+	// AckWait is mq.ack_wait; empty keeps the default.
+	AckWait string
 }
 
 // gateway is one wavehouse process, restartable on the same data dir and ports.
@@ -119,8 +123,15 @@ func (g *gateway) configYAML(apiPort, opsPort int) string {
 	case mqNATS:
 		fmt.Fprintf(&b, "mq:\n  backend: nats\n  prefix: %s\n  nats:\n    urls: [%q]\n    replicas: 1\n    manage_topology: true\n", g.cfg.MQPrefix, g.cfg.NATSURL)
 	default:
-		b.WriteString("mq:\n  backend: embedded\n  embedded:\n    sync: always\n")
-		if g.cfg.TenantMaxBytes > 0 {
+		b.WriteString("mq:\n  backend: embedded\n")
+		if g.cfg.AckWait != "" {
+			fmt.Fprintf(&b, "  ack_wait: %s\n", g.cfg.AckWait)
+		}
+		b.WriteString("  embedded:\n    sync: always\n")
+		switch {
+		case g.cfg.UnboundedQueue:
+			b.WriteString("    max_bytes: 0\n    tenant_max_bytes: 0\n")
+		case g.cfg.TenantMaxBytes > 0:
 			fmt.Fprintf(&b, "    tenant_max_bytes: %d\n", g.cfg.TenantMaxBytes)
 		}
 	}
