@@ -98,7 +98,7 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 
 // settle records the response of a claimed request so retries replay it, or releases the key
 // when the outcome is worth retrying (the request may not have taken effect).
-func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) {
+func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var err error
@@ -111,6 +111,26 @@ func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) {
 		// The lease lapses by itself; the queue's duplicate window still covers a retry.
 		a.deps.Log.WarnContext(ctx, "idempotency record not settled", "status", status, "error", err)
 	}
+	return err
+}
+
+// settleThenSend settles the claim with the response rec holds, then sends that response to
+// the client: the record is durable before the client can see the outcome.
+func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, client http.ResponseWriter) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if err := a.settle(ctx, c, status, rec.body.Bytes()); err != nil && !retryable(status) {
+		// The request took effect but its record is not stored: answer with a prompt retry,
+		// which the queue's duplicate window recognises (the rows are not enqueued again) and
+		// whose answer settles the record.
+		httpx.WriteError(client, httpx.Error{Status: http.StatusServiceUnavailable, Code: "idempotency.unsettled",
+			Message: "the request was accepted but its idempotency record could not be stored; retry with the same key", Retryable: true, RetryAfter: time.Second})
+		return
+	}
+	client.WriteHeader(status)
+	_, _ = client.Write(rec.body.Bytes())
 }
 
 // retryable statuses release the key: the same request may succeed later.
@@ -142,7 +162,8 @@ func validIdempotencyKey(s string) bool {
 	return true
 }
 
-// recorder passes a response through while keeping a copy for the idempotency record.
+// recorder holds a response (status and body; headers go to the real writer's map) until the
+// idempotency record is settled: see settleThenSend.
 type recorder struct {
 	http.ResponseWriter
 	status int
@@ -153,13 +174,11 @@ func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
 	}
-	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
-	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+	return r.body.Write(b)
 }

@@ -72,9 +72,13 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c != nil {
+		// The response is held until the idempotency record is settled, so a client that got
+		// a 2xx finds the record on any retry, whenever it comes (the queue's duplicate window
+		// covers a retry only for minutes).
 		rec := &recorder{ResponseWriter: w}
+		client := w
 		w = rec
-		defer func() { a.settle(ctx, c, rec.status, rec.body.Bytes()) }()
+		defer func() { a.settleThenSend(ctx, c, rec, client) }()
 	}
 	ct, ce := r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding")
 	opts := request.Options{Partial: partial}

@@ -110,7 +110,18 @@ start_nats() {
 	NATS_MON="$(free_port "$NATS_PORT")"
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	launch nats "$dir/nats-server.log" "$NATS_BIN" -js -sd "$dir/js" -a 127.0.0.1 \
+	# Every test over the shared server creates streams with their own max_bytes (1 GiB per
+	# partition by default) and leaves them; JetStream reserves those bytes against its file
+	# store limit (75% of the free disk unless set), so a long suite ran out of reservations
+	# ("insufficient storage resources") while using a few MB. The limit is raised well above
+	# the sum of reservations; what the tests actually write stays small.
+	cat >"$dir/nats.conf" <<CONF
+jetstream {
+  store_dir: "$dir/js"
+  max_file_store: 10T
+}
+CONF
+	launch nats "$dir/nats-server.log" "$NATS_BIN" -c "$dir/nats.conf" -a 127.0.0.1 \
 		-p "$NATS_PORT" -m "$NATS_MON" -n wavehouse-deps
 	wait_ready nats "$dir/nats-server.log" nats_ready
 }

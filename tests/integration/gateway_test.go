@@ -44,6 +44,7 @@ type gatewayConfig struct {
 	NoIdempotency bool   // idempotency.enabled false (a split without a shared dedupe backend)
 
 	FlushMaxWait string // ingest.flush.max_wait; default 200ms so tests see rows quickly
+	FlushMaxRows int    // ingest.flush.max_rows; 0 keeps the default
 	WaitTimeout  string // ingest.wait_timeout; default 20s
 	MaxRows      int    // ingest.max_rows; 0 keeps the default
 	MaxBodyBytes int64  // ingest.max_body_bytes; 0 keeps the default
@@ -107,6 +108,9 @@ func (g *gateway) configYAML(apiPort, opsPort int) string {
 		b.WriteString("idempotency:\n  enabled: false\n")
 	}
 	fmt.Fprintf(&b, "ingest:\n  wait_timeout: %s\n  flush:\n    max_wait: %s\n", g.cfg.WaitTimeout, g.cfg.FlushMaxWait)
+	if g.cfg.FlushMaxRows > 0 {
+		fmt.Fprintf(&b, "    max_rows: %d\n", g.cfg.FlushMaxRows)
+	}
 	if g.cfg.MaxRows > 0 {
 		fmt.Fprintf(&b, "  max_rows: %d\n", g.cfg.MaxRows)
 	}

@@ -189,6 +189,12 @@ func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, e
 	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, major: v.Version.Major, minor: v.Version.Minor}
 	s.log.Info("clickhouse connected", "addr", e.Addr, "version", v.Version.String(), "revision", v.Revision,
 		"native_parameters", p.nativeParams)
+	if !p.dedupTokenSupported() {
+		s.log.Warn("this ClickHouse server has no insert_deduplication_token (added in 22.2): a batch in doubt after a crash "+
+			"between its insert and its acknowledgement is inserted again, so inserts are at least once, not exactly once; "+
+			"counted in wavehouse_ingest_in_doubt_batches_total{outcome=\"reinserted_not_deduplicated\"}",
+			"addr", e.Addr, "version", v.Version.String())
+	}
 	return p, nil
 }
 
