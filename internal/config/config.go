@@ -77,7 +77,7 @@ type Ingest struct {
 
 // IngestFlush decides when buffered rows of a table are inserted.
 type IngestFlush struct {
-	MaxRows  int      `yaml:"max_rows" env:"MAX_ROWS" env-description:"Insert a table's buffered rows once this many are buffered."`
+	MaxRows  int      `yaml:"max_rows" env:"MAX_ROWS" env-description:"Insert a table's buffered rows once this many are buffered (the insert then takes everything buffered, up to max_bytes and 1,048,576 rows)."`
 	MaxBytes int      `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Insert a table's buffered rows once they take this many bytes."`
 	MaxWait  Duration `yaml:"max_wait" env:"MAX_WAIT" env-description:"Insert a table's buffered rows this long after the oldest arrived."`
 }

@@ -9,7 +9,8 @@ import (
 // Config tunes batching and retries. The defaults make few large parts: a table's rows are
 // flushed when 10,000 rows or 16 MiB are buffered, or 1 s after the first one arrived.
 type Config struct {
-	// MaxRows flushes a table once this many rows are buffered.
+	// MaxRows flushes a table once this many rows are buffered; the batch then takes everything
+	// buffered, up to MaxBytes and max(MaxRows, 1,048,576) rows.
 	MaxRows int
 	// MaxBytes flushes a table once this many payload bytes are buffered.
 	MaxBytes int

@@ -77,6 +77,13 @@ func (q *tableQueue) take(maxRows, maxBytes int, now time.Time) []mq.Delivery {
 	return out
 }
 
+// maxBatchRows bounds the rows of one batch (ClickHouse's max_insert_block_size, so a batch is
+// one block). MaxRows only triggers a flush: the batch then takes everything buffered up to
+// MaxBytes and this many rows, so frames that piled up behind an insert in flight — a backlog
+// draining after an outage — go in few large inserts instead of many MaxRows-sized ones (a
+// 128 MiB backlog drained at 217k rows/s in 10k-row batches, 590k rows/s in 100k-row ones).
+const maxBatchRows = 1 << 20
+
 // flushLoop is the one goroutine that inserts this table's rows, so at most one insert per table
 // is in flight while other tables flush independently.
 func (w *Writer) flushLoop(ctx context.Context, k tableKey, q *tableQueue) {
@@ -88,7 +95,7 @@ func (w *Writer) flushLoop(ctx context.Context, k tableKey, q *tableQueue) {
 			due := oldest.Add(w.cfg.MaxWait)
 			now := w.deps.Now()
 			if rows >= w.cfg.MaxRows || bytes >= w.cfg.MaxBytes || !now.Before(due) {
-				batch := q.take(w.cfg.MaxRows, w.cfg.MaxBytes, now)
+				batch := q.take(max(w.cfg.MaxRows, maxBatchRows), w.cfg.MaxBytes, now)
 				w.flush(ctx, k, batch)
 				if ctx.Err() != nil {
 					return
