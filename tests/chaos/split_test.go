@@ -88,6 +88,8 @@ func TestChaosSplit(t *testing.T) {
 		fault      func(t *testing.T, tg target) fault
 	}{
 		{"kill_ingest", "split (ClickHouse 18.16, NATS R3): SIGKILL the ingest process", killRole(s.ingest, true)},
+		{"kill_api", "split (ClickHouse 18.16, NATS R3): SIGKILL the api process", killRole(s.api, false)},
+		{"kill_sweeper", "split (ClickHouse 18.16, NATS R3): SIGKILL the sweeper process", killRole(s.sweeper, false)},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.slug, func(t *testing.T) {
