@@ -83,6 +83,17 @@ func TestChaosSplit(t *testing.T) {
 			}}
 		}
 	}
+	// outage stops a server, keeps it down for a random while, and starts it again on the same
+	// data and ports (Start waits until it is ready).
+	outage := func(what string, stop, start func(t *testing.T)) func(t *testing.T, tg target) fault {
+		return func(t *testing.T, tg target) fault {
+			return fault{name: what, inject: func(t *testing.T, rng *rand.Rand) {
+				stop(t)
+				wait(t, between(rng, minOutage, maxOutage))
+				start(t)
+			}}
+		}
+	}
 	scenarios := []struct {
 		slug, name string
 		fault      func(t *testing.T, tg target) fault
@@ -90,6 +101,8 @@ func TestChaosSplit(t *testing.T) {
 		{"kill_ingest", "split (ClickHouse 18.16, NATS R3): SIGKILL the ingest process", killRole(s.ingest, true)},
 		{"kill_api", "split (ClickHouse 18.16, NATS R3): SIGKILL the api process", killRole(s.api, false)},
 		{"kill_sweeper", "split (ClickHouse 18.16, NATS R3): SIGKILL the sweeper process", killRole(s.sweeper, false)},
+		{"restart_clickhouse", "split (ClickHouse 18.16, NATS R3): restart the ClickHouse server",
+			outage("restart ClickHouse", func(t *testing.T) { s.ch.Stop(t) }, func(t *testing.T) { s.ch.Start(t) })},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.slug, func(t *testing.T) {
