@@ -103,6 +103,14 @@ func TestChaosSplit(t *testing.T) {
 		{"kill_sweeper", "split (ClickHouse 18.16, NATS R3): SIGKILL the sweeper process", killRole(s.sweeper, false)},
 		{"restart_clickhouse", "split (ClickHouse 18.16, NATS R3): restart the ClickHouse server",
 			outage("restart ClickHouse", func(t *testing.T) { s.ch.Stop(t) }, func(t *testing.T) { s.ch.Start(t) })},
+		{"kill_nats_member", "split (ClickHouse 18.16, NATS R3): SIGKILL one NATS member", func(t *testing.T, tg target) fault {
+			return fault{name: "SIGKILL a NATS member", inject: func(t *testing.T, rng *rand.Rand) {
+				i := rng.IntN(len(s.nats.Nodes))
+				s.nats.Kill(t, i)
+				wait(t, between(rng, minOutage, maxOutage))
+				s.nats.Start(t, i)
+			}}
+		}},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.slug, func(t *testing.T) {
