@@ -64,7 +64,8 @@ func (s *split) ensureRunning(t *testing.T) {
 }
 
 // TestChaosSplit runs one scenario per fault on a split deployment, each on its own table:
-// SIGKILL of each role's process (restarted on the same data dir). ClickHouse 18.16 cannot
+// SIGKILL of each role's process (restarted on the same data dir), a ClickHouse server restart,
+// SIGKILL of one NATS member (restarted on its store), Redis and dynalite restarts. ClickHouse 18.16 cannot
 // deduplicate, so duplicates are reported (at-least-once) and must be counted by the writer's
 // in-doubt metric; any acknowledged row lost fails.
 func TestChaosSplit(t *testing.T) {
@@ -111,6 +112,10 @@ func TestChaosSplit(t *testing.T) {
 				s.nats.Start(t, i)
 			}}
 		}},
+		{"restart_redis", "split (ClickHouse 18.16, NATS R3): restart Redis (cache; comes back empty)",
+			outage("restart Redis", func(t *testing.T) { s.redis.Stop(t) }, func(t *testing.T) { s.redis.Start(t) })},
+		{"restart_dynalite", "split (ClickHouse 18.16, NATS R3): restart dynalite (idempotency keys, on disk)",
+			outage("restart dynalite", func(t *testing.T) { s.dyn.Stop(t) }, func(t *testing.T) { s.dyn.Start(t) })},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.slug, func(t *testing.T) {
