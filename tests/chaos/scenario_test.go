@@ -39,6 +39,8 @@ type target struct {
 	read reader
 	// writer accumulates the writer's in-doubt counter across the process's lives.
 	writer *inDoubt
+	// writerLog returns the tail of the writer process's output, for a queue that did not drain.
+	writerLog func() string
 }
 
 // fault is one kind of fault; inject strikes once and returns when the deployment recovered.
@@ -78,8 +80,9 @@ func wait(t *testing.T, d time.Duration) {
 // runScenario creates table on tg, starts the load, injects f cycles times at random moments
 // (each after the load made progress again), stops the load, waits until the queue drained,
 // counts, records the scenario's row and fails on loss, and on duplicates where the table
-// deduplicates or where the gateway did not count them as in doubt.
-func runScenario(t *testing.T, name, table string, tg target, f fault) {
+// deduplicates or where the gateway did not count them as in doubt. It returns whether the
+// queue drained.
+func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedOK bool) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos: skipped under -short")
@@ -110,7 +113,13 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) {
 			c+1, f.name, d.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), l.acknowledged())
 	}
 	stop()
-	drained := waitDrained(t, tg.ops)
+	drained, ok := waitDrained(t, tg.ops)
+	if !ok {
+		t.Errorf("the queue did not drain within %s: lag %v, ack pending %v; writer retries %v, settle failures %v",
+			drainTimeout, drained.series(metricLag), drained.series(metricAckPending),
+			drained.series("wavehouse_ingest_retries_total"), drained.series("wavehouse_ingest_settle_failures_total"))
+		t.Logf("writer log tail:\n%s", tg.writerLog())
+	}
 	c := count(l.snapshot(), tg.read(t, table))
 	doubt := tg.writer.total(t.Context())
 	t.Logf("%s: %s", name, c)
@@ -123,6 +132,8 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) {
 
 	verdict := "pass"
 	switch {
+	case !ok:
+		verdict = fmt.Sprintf("FAIL: not drained in %s", drainTimeout)
 	case c.Lost > 0:
 		verdict = "FAIL: loss"
 	case c.Duplicated > 0 && tg.dedupes:
@@ -136,8 +147,8 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) {
 	})
 
 	if c.Lost > 0 {
-		t.Errorf("%d of %d acknowledged rows are not in ClickHouse (first requests missing rows: %v; DLQ entries %v)",
-			c.Lost, c.AckedRows, c.lostExamples, drained.sum(metricDLQ))
+		t.Errorf("%d of %d acknowledged rows are not in ClickHouse (first requests missing rows: %v; DLQ entries %v; queue drained: %v)",
+			c.Lost, c.AckedRows, c.lostExamples, drained.sum(metricDLQ), ok)
 	}
 	if c.Stray > 0 {
 		t.Errorf("%d rows in ClickHouse belong to no request sent", c.Stray)
@@ -153,6 +164,7 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) {
 		t.Errorf("%d acknowledged rows are stored more than once, but %s{outcome=\"reinserted_not_deduplicated\"} counted none",
 			c.Duplicated, metricInDoubt)
 	}
+	return ok
 }
 
 // formatCounts renders counts by outcome in a stable order ("-" when none).
