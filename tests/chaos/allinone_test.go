@@ -68,7 +68,7 @@ func TestChaosAllInOneSIGKILL(t *testing.T) {
 	})
 	api := loadClient(fmt.Sprintf("http://127.0.0.1:%d", apiPort))
 	t.Cleanup(api.HTTP.CloseIdleConnections)
-	tg := target{api: api, ops: ops, dedupes: true, ddl: dedupDDL, read: readThroughGateway(api), writer: newInDoubt(ops),
+	tg := target{api: api, ops: ops, dedupes: true, ddl: dedupDDL, read: readThroughGateway(api), writer: newInDoubt(t.Context(), ops),
 		writerLog: func() string { return p.Tail(6000) }}
 	runScenario(t, "all-in-one (chDB, embedded queue): SIGKILL the process", "chaos_allinone", tg, fault{
 		name: "SIGKILL all-in-one",

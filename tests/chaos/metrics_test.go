@@ -137,16 +137,23 @@ func waitDrained(t *testing.T, ops string) (metrics, bool) {
 }
 
 // inDoubt accumulates wavehouse_ingest_in_doubt_batches_total of one ingest process across its
-// lives: a counter restarts at 0 with each start, so bank scrapes it just before a kill and adds
-// what that life counted.
+// lives from the moment it is created: a counter restarts at 0 with each start, so bank scrapes
+// it just before a kill and adds what that life counted; what the running life had counted
+// before (an earlier scenario on the same process) is subtracted.
 type inDoubt struct {
 	ops string
 
 	mu     sync.Mutex
-	banked map[string]float64 // outcome → sum over ended lives
+	banked map[string]float64 // outcome → sum over ended lives, less base
 }
 
-func newInDoubt(ops string) *inDoubt { return &inDoubt{ops: ops, banked: map[string]float64{}} }
+func newInDoubt(ctx context.Context, ops string) *inDoubt {
+	d := &inDoubt{ops: ops, banked: map[string]float64{}}
+	for o, v := range d.outcomes(ctx) {
+		d.banked[o] = -v
+	}
+	return d
+}
 
 // outcomes scrapes the running life's counter by outcome.
 func (d *inDoubt) outcomes(ctx context.Context) map[string]float64 {
@@ -181,6 +188,11 @@ func (d *inDoubt) total(ctx context.Context) map[string]float64 {
 	defer d.mu.Unlock()
 	for o, v := range d.banked {
 		cur[o] += v
+	}
+	for o, v := range cur {
+		if v == 0 {
+			delete(cur, o)
+		}
 	}
 	return cur
 }

@@ -49,7 +49,7 @@ func (s *split) target(t *testing.T) target {
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	return target{
 		api: api, ops: s.ingest.Ops, dedupes: false, ddl: plainDDL,
-		read: readFromServer(&s.ch.ClickHouse, s.b.Database), writer: newInDoubt(s.ingest.Ops),
+		read: readFromServer(&s.ch.ClickHouse, s.b.Database), writer: newInDoubt(t.Context(), s.ingest.Ops),
 		writerLog: func() string { return s.ingest.Process.Tail(6000) },
 	}
 }
