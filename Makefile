@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildTime=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: help run build test cover lint bench docs deps clean
+.PHONY: help run build test chaos cover lint bench docs deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ build: ## build bin/wavehouse
 
 test: ## install and start every service the tests use, run the whole suite with -race
 	tests/run.sh
+
+chaos: ## the chaos suite long: faults under load, WH_CHAOS_CYCLES (default 10) per scenario; prints the table
+	CHAOS=1 tests/run.sh
 
 cover: ## enforce .testcoverage.yml on the profile written by make test
 	@[ -f coverage.out ] || tests/run.sh

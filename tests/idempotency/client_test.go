@@ -121,32 +121,16 @@ func atoi(t testing.TB, v any) int {
 	return n
 }
 
-// eventually polls cond until it is true or the deadline passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // settled waits until table holds at least want distinct ids and then until a marker request,
 // sent after everything else with ?wait=committed, is in ClickHouse, so that whatever the
 // earlier requests enqueued has had its chance to land before the caller counts rows.
 func (g *gateway) settled(t testing.TB, table string, want int) {
 	t.Helper()
-	eventually(t, 120*time.Second, fmt.Sprintf("%d distinct ids in %s", want, table), func() bool {
+	gatewaybin.Eventually(t, 120*time.Second, fmt.Sprintf("%d distinct ids in %s", want, table), func() bool {
 		return g.stats(t, table).Distinct >= want
 	})
 	marker := fmt.Sprintf("{\"id\":\"marker-%d\",\"n\":0}\n", time.Now().UnixNano())
-	eventually(t, 60*time.Second, "the marker row committed", func() bool {
+	gatewaybin.Eventually(t, 60*time.Second, "the marker row committed", func() bool {
 		r, err := g.ingest(t.Context(), table, "", "wait=committed", []byte(marker))
 		return err == nil && r.Status == http.StatusOK
 	})

@@ -51,7 +51,7 @@ func TestDedupeStoreDown(t *testing.T) {
 
 	dyn.Start(t)
 	var after gatewaybin.Response
-	eventually(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
+	gatewaybin.Eventually(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
 		after, err = g.ingest(t.Context(), table, "after-"+run, "", keyedBody("after", 0))
 		return err == nil && after.Status == http.StatusAccepted
 	})

@@ -24,7 +24,7 @@ func TestKeyNewAgainAfterRetention(t *testing.T) {
 		t.Fatalf("first request: %v %s", err, first)
 	}
 	var second gatewaybin.Response
-	eventually(t, 30*time.Second, "the key to expire", func() bool {
+	gatewaybin.Eventually(t, 30*time.Second, "the key to expire", func() bool {
 		second, err = g.ingest(t.Context(), table, key, "", keyedBody("second", 0))
 		return err == nil && second.Status != http.StatusUnprocessableEntity
 	})

@@ -126,7 +126,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		mode := killMode(cycle)
 		if mode == "external" {
 			before := l.ackedCount()
-			eventually(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
+			gatewaybin.Eventually(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
 			g.proc.Kill(t)
 		} else {
 			g.proc.MustExit(t, 90*time.Second)

@@ -33,7 +33,7 @@ func (p *proc) try(ctx context.Context, method, path, contentType string, body [
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := p.client.Do(req)
+	resp, err := p.HTTP.Do(req)
 	if err != nil {
 		return response{}, err
 	}

@@ -1,0 +1,206 @@
+// Package splitdeploy configures and starts the processes of a split WaveHouse deployment — the
+// api, ingest and sweeper roles as separate processes of the real binary — over external NATS
+// JetStream, Redis, dynalite and a ClickHouse server, for the suites that drive one (tests/split,
+// tests/chaos).
+package splitdeploy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// Roles of the processes of a split deployment.
+const (
+	RoleAPI     = "api"
+	RoleIngest  = "ingest"
+	RoleSweeper = "sweeper"
+)
+
+// ReadyTimeout bounds one process's boot on the shared 2-core box.
+const ReadyTimeout = 90 * time.Second
+
+// Config timings of every process (Backends.Config): short flush, lease, sweep interval and
+// history window, so that batching, takeovers and trimming all happen within seconds.
+const (
+	HistoryWindow = 5 * time.Second
+	SweepInterval = time.Second
+)
+
+// Servers are the ClickHouse, Redis and dynalite servers a deployment uses.
+type Servers struct {
+	CH          *testsvc.ClickHouse
+	RedisAddr   string
+	DynEndpoint string
+}
+
+// SharedServers returns the shared servers named by the WH_TEST_* variables, or private ones
+// started for the test (testsvc).
+func SharedServers(t testing.TB) Servers {
+	t.Helper()
+	return Servers{
+		CH:          testsvc.ClickHouseServer(t),
+		RedisAddr:   testsvc.RedisServer(t).Addr,
+		DynEndpoint: testsvc.DynamoDBServer(t).Endpoint,
+	}
+}
+
+// Backends are the servers every process of one deployment uses, isolated from other tests by
+// unique names.
+type Backends struct {
+	NATSURLs    []string
+	Replicas    int
+	Prefix      string // mq.prefix
+	CH          *testsvc.ClickHouse
+	Database    string
+	RedisAddr   string
+	RedisPrefix string
+	DynEndpoint string
+	DynTable    string
+	CredsDir    string // access key id and secret files for dynalite
+	// Idempotency turns on idempotency (dedupe.backend dynamodb) in every process's config.
+	Idempotency bool
+}
+
+// New returns Backends over srv with a unique database (created now, dropped in t.Cleanup),
+// key prefix and table; natsURLs and replicas describe the queue.
+func New(t testing.TB, srv Servers, natsURLs []string, replicas int) *Backends {
+	t.Helper()
+	b := &Backends{
+		NATSURLs:    natsURLs,
+		Replicas:    replicas,
+		Prefix:      testsvc.UniqueName(t, "whs"),
+		CH:          srv.CH,
+		Database:    testsvc.UniqueName(t, "whsplit"),
+		RedisAddr:   srv.RedisAddr,
+		DynEndpoint: srv.DynEndpoint,
+		DynTable:    testsvc.UniqueName(t, "whsplit"),
+		CredsDir:    t.TempDir(),
+	}
+	b.RedisPrefix = b.Prefix + ":"
+	if _, err := srv.CH.Query(t.Context(), "CREATE DATABASE "+b.Database); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	ch := srv.CH
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+b.Database)
+	})
+	for _, f := range []string{"key_id", "secret"} {
+		if err := os.WriteFile(filepath.Join(b.CredsDir, f), []byte("splittest\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// Config is the boot config of one process of the deployment (see HistoryWindow and
+// SweepInterval for its timings).
+func (b *Backends) Config(name, role, dir string, apiPort, opsPort int) string {
+	var urls []string
+	for _, u := range b.NATSURLs {
+		urls = append(urls, fmt.Sprintf("%q", u))
+	}
+	idem := ""
+	if b.Idempotency {
+		idem = "idempotency:\n  enabled: true\n"
+	}
+	return fmt.Sprintf(`roles: %s
+instance_id: %s
+server:
+  listen: 127.0.0.1:%d
+ops:
+  listen: 127.0.0.1:%d
+data_dir: %s
+shutdown_timeout: 15s
+log:
+  level: info
+ingest:
+  wait_timeout: 20s
+  flush:
+    max_wait: 200ms
+stream:
+  history_window: %s
+sweeper:
+  interval: %s
+%sstore:
+  backend: clickhouse
+  clickhouse:
+    addrs: [%q]
+    database: %s
+mq:
+  backend: nats
+  prefix: %s
+  nats:
+    urls: [%s]
+    replicas: %d
+    manage_topology: true
+cache:
+  backend: redis
+  redis:
+    addrs: [%q]
+    key_prefix: %q
+dedupe:
+  backend: dynamodb
+  dynamodb:
+    table: %s
+    endpoint: %s
+    create_table: true
+    access_key_id_file: %s
+    secret_access_key_file: %s
+coord:
+  backend: nats
+  lease: 2s
+`, role, name, apiPort, opsPort, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
+		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
+}
+
+// Proc is one process of the deployment with one role, restartable on the same data dir and
+// ports.
+type Proc struct {
+	Name string
+	Role string
+	API  string // base URL of the API listener (api role only)
+	Ops  string // base URL of the ops listener
+	// HTTP is a client for the process's listeners, closed in t.Cleanup.
+	HTTP *http.Client
+	// Process runs the binary.
+	Process *gatewaybin.Process
+}
+
+// Start writes the config of one process of the deployment into a fresh directory, starts the
+// binary on free loopback ports and waits until /readyz answers 200.
+func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := &Proc{
+		Name: name, Role: role,
+		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
+	}
+	t.Cleanup(p.HTTP.CloseIdleConnections)
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
+	for opsPort == apiPort { // a port just released can be handed out again
+		opsPort = gatewaybin.FreePort(t)
+	}
+	p.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	p.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(b.Config(name, role, dir, apiPort, opsPort)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.Process = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: name, Binary: binary, Args: []string{"serve", "--config", cfgPath},
+		Dir: dir, Ops: p.Ops, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
+	})
+	return p
+}

@@ -1,0 +1,81 @@
+package chaos
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// dedupDDL is a table that keeps an insert deduplication log, so a batch the writer inserts
+// again with the same token is dropped: where the gateway promises exactly once.
+const dedupDDL = "CREATE TABLE %s (id UInt64, k UInt8) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 1000"
+
+// allInOneConfig is the embedded default (chDB, embedded queue fsynced on every publish, local
+// dedupe) with idempotency on.
+func allInOneConfig(lib, dir string, apiPort, opsPort int) string {
+	return fmt.Sprintf(`server:
+  listen: 127.0.0.1:%d
+ops:
+  listen: 127.0.0.1:%d
+data_dir: %s
+shutdown_timeout: 15s
+log:
+  level: warn
+ingest:
+  wait_timeout: 20s
+  flush:
+    max_wait: 200ms
+idempotency:
+  enabled: true
+store:
+  backend: chdb
+  chdb:
+    lib_path: %q
+mq:
+  backend: embedded
+  embedded:
+    sync: always
+dedupe:
+  backend: local
+`, apiPort, opsPort, filepath.Join(dir, "data"), lib)
+}
+
+// TestChaosAllInOneSIGKILL kills the all-in-one process (embedded default) with SIGKILL at
+// random moments under sustained unkeyed and keyed ingest and restarts it on the same data dir.
+// The table deduplicates: every acknowledged row must be stored exactly once.
+func TestChaosAllInOneSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos: skipped under -short")
+	}
+	lib := testsvc.CHDBLib(t)
+	dir := t.TempDir()
+	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
+	for opsPort == apiPort {
+		opsPort = gatewaybin.FreePort(t)
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(allInOneConfig(lib, dir, apiPort, opsPort)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ops := fmt.Sprintf("http://127.0.0.1:%d", opsPort)
+	p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, Ops: ops,
+	})
+	api := loadClient(fmt.Sprintf("http://127.0.0.1:%d", apiPort))
+	t.Cleanup(api.HTTP.CloseIdleConnections)
+	tg := target{api: api, ops: ops, dedupes: true, ddl: dedupDDL, read: readThroughGateway(api), writer: newInDoubt(t.Context(), ops),
+		writerLog: func() string { return p.Tail(6000) }}
+	runScenario(t, "all-in-one (chDB, embedded queue): SIGKILL the process", "chaos_allinone", tg, fault{
+		name: "SIGKILL all-in-one",
+		inject: func(t *testing.T, _ *rand.Rand) {
+			tg.writer.bank(t.Context())
+			p.Kill(t)
+			p.Start(t)
+		},
+	})
+}

@@ -1,0 +1,182 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+)
+
+// Bounds of a scenario's waits, for this shared 2-core box.
+const (
+	progressTimeout = 3 * time.Minute // for acknowledged ingest after a fault recovered
+	keyedStopBound  = 3 * time.Minute // for keyed requests in flight to be acknowledged
+)
+
+// progressRequests is how many requests must be acknowledged after a fault before the next: the
+// load must have reached the recovered deployment, whatever the time it took.
+const progressRequests = 20
+
+// target is a deployment under load: where requests go, and where the outcome is read.
+type target struct {
+	// api is the API listener; its address stays the same across restarts.
+	api gatewaybin.Client
+	// ops is the ops listener of the process running the writer (and so the queue's consumer).
+	ops string
+	// dedupes says the table deduplicates inserts by token: a duplicate fails the scenario.
+	dedupes bool
+	// ddl creates the table; %s is its name.
+	ddl string
+	// read counts what the table holds.
+	read reader
+	// writer accumulates the writer's in-doubt counter across the process's lives.
+	writer *inDoubt
+	// writerLog returns the tail of the writer process's output, for a queue that did not drain.
+	writerLog func() string
+}
+
+// fault is one kind of fault; inject strikes once and returns when the deployment recovered.
+type fault struct {
+	name   string
+	inject func(t *testing.T, rng *rand.Rand)
+}
+
+// opsSQL runs operator SQL (DDL) through the API listener's /v1/ops/sql.
+func opsSQL(t *testing.T, api gatewaybin.Client, stmt string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"sql": stmt})
+	r := api.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {"application/json"}}, b)
+	if r.Status != http.StatusOK {
+		t.Fatalf("ops/sql %q: %s", stmt, r)
+	}
+}
+
+// loadClient is an HTTP client for the load generators of one target.
+func loadClient(base string) gatewaybin.Client {
+	return gatewaybin.Client{Base: base, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+// wait blocks for d, failing when the test ends first. It is the deliberate random delay before
+// a fault, never a synchronisation.
+func wait(t *testing.T, d time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-t.Context().Done():
+		t.Fatal(t.Context().Err())
+	}
+}
+
+// runScenario creates table on tg, starts the load, injects f cycles times at random moments
+// (each after the load made progress again), stops the load, waits until the queue drained,
+// counts, records the scenario's row and fails on loss, and on duplicates where the table
+// deduplicates or where the gateway did not count them as in doubt. It returns whether the
+// queue drained.
+func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedOK bool) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("chaos: skipped under -short")
+	}
+	s, n := seed(t), cycles(t)
+	rng := scenarioRand(s, name)
+	t.Logf("scenario %q: %d cycles, seed %d (%s=%d replays its fault moments)", name, n, s, envSeed, s)
+	opsSQL(t, tg.api, fmt.Sprintf(tg.ddl, table))
+
+	l := newLedger()
+	g := startLoad(t.Context(), tg.api, table, fmt.Sprintf("%s-%d", table, time.Now().UnixNano()), l)
+	var once sync.Once
+	stop := func() { once.Do(func() { g.stop(keyedStopBound) }) }
+	t.Cleanup(func() { g.stopKeyed(); stop() })
+	gatewaybin.Eventually(t, progressTimeout, "acknowledged ingest before the first fault", func() bool {
+		return l.acknowledged() >= progressRequests
+	})
+	for c := range n {
+		d := between(rng, minFaultDelay, maxFaultDelay)
+		wait(t, d)
+		start := time.Now()
+		f.inject(t, rng)
+		mark := l.acknowledged()
+		gatewaybin.Eventually(t, progressTimeout, fmt.Sprintf("acknowledged ingest after fault %d", c+1), func() bool {
+			return l.acknowledged() >= mark+progressRequests
+		})
+		t.Logf("cycle %d: %s %s after the previous recovery, recovered in %s; %d requests acknowledged so far",
+			c+1, f.name, d.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), l.acknowledged())
+	}
+	stop()
+	drained, ok := waitDrained(t, tg.ops)
+	if !ok {
+		t.Errorf("the queue did not drain within %s: lag %v, ack pending %v; writer retries %v, settle failures %v",
+			drainTimeout, drained.series(metricLag), drained.series(metricAckPending),
+			drained.series("wavehouse_ingest_retries_total"), drained.series("wavehouse_ingest_settle_failures_total"))
+		t.Logf("writer log tail:\n%s", tg.writerLog())
+	}
+	c := count(l.snapshot(), tg.read(t, table))
+	doubt := tg.writer.total(t.Context())
+	t.Logf("%s: %s", name, c)
+	t.Logf("%s: non-2xx answers by status (0: transport error) %v; %d keyed retries; DLQ entries %v; in-doubt batches %v; "+
+		"the gateway reports insert dedup %v", name, l.statuses, l.retries, drained.sum(metricDLQ), doubt,
+		drained.series(metricTableDedup, "table="+table))
+	if c.UnknownDup > 0 {
+		t.Logf("%s: %d rows of requests without a 2xx (each sent once) are stored more than once: not counted as duplicated", name, c.UnknownDup)
+	}
+
+	verdict := "pass"
+	switch {
+	case !ok:
+		verdict = fmt.Sprintf("FAIL: not drained in %s", drainTimeout)
+	case c.Lost > 0:
+		verdict = "FAIL: loss"
+	case c.Duplicated > 0 && tg.dedupes:
+		verdict = "FAIL: duplicates"
+	case c.Duplicated > 0:
+		verdict = "pass (at-least-once)"
+	}
+	results.add(result{
+		Scenario: name, Cycles: n, Seed: s, Acked: c.AckedRows, Lost: c.Lost, Duplicated: c.Duplicated,
+		Dedupes: tg.dedupes, InDoubt: formatCounts(doubt), Verdict: verdict,
+	})
+
+	if c.Lost > 0 {
+		t.Errorf("%d of %d acknowledged rows are not in ClickHouse (first requests missing rows: %v; DLQ entries %v; queue drained: %v)",
+			c.Lost, c.AckedRows, c.lostExamples, drained.sum(metricDLQ), ok)
+	}
+	if c.Stray > 0 {
+		t.Errorf("%d rows in ClickHouse belong to no request sent", c.Stray)
+	}
+	if c.GaveUp > 0 {
+		t.Errorf("%d keyed requests were never acknowledged (last final refusal: %s)", c.GaveUp, l.lastErr)
+	}
+	if c.Duplicated > 0 && tg.dedupes {
+		t.Errorf("%d acknowledged rows are stored more than once (%d extra rows) in a table that deduplicates: exactly once is promised here",
+			c.Duplicated, c.DupExtra)
+	}
+	if c.Duplicated > 0 && !tg.dedupes && doubt["reinserted_not_deduplicated"] == 0 {
+		t.Errorf("%d acknowledged rows are stored more than once, but %s{outcome=\"reinserted_not_deduplicated\"} counted none",
+			c.Duplicated, metricInDoubt)
+	}
+	return ok
+}
+
+// formatCounts renders counts by outcome in a stable order ("-" when none).
+func formatCounts(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
