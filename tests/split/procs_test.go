@@ -72,12 +72,12 @@ func sharedBackends(t *testing.T, natsURLs []string, replicas int) *backends {
 	return b
 }
 
-// proc is one wavehouse process with one role, restartable on the same data dir and ports.
+// proc is one wavehouse process with one role, restartable on the same data dir and addresses.
 type proc struct {
 	Name   string
 	Role   string
-	API    string // base URL of the API listener (api role only)
-	Ops    string // base URL of the ops listener
+	API    string // base URL of the API listener (api role only), as the first start bound it
+	Ops    string // base URL of the ops listener, as the first start bound it
 	client *http.Client
 	p      *gatewaybin.Process
 }
@@ -91,23 +91,22 @@ func startProc(t *testing.T, b *backends, name, role string) *proc {
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
 	}
 	t.Cleanup(p.client.CloseIdleConnections)
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	p.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	p.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(procConfig(b, name, role, dir, apiPort, opsPort)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(procConfig(b, name, role, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p.p = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
 		Name: name, Binary: binaryPath, Args: []string{"serve", "--config", cfgPath},
-		Dir: dir, Ops: p.Ops, ReadyTimeout: readyTimeout, StopTimeout: 30 * time.Second,
+		Dir: dir, ListenAddrs: true, ReadyTimeout: readyTimeout, StopTimeout: 30 * time.Second,
 	})
+	p.API, p.Ops = p.p.APIURL(), p.p.OpsURL()
 	return p
 }
 
 // procConfig is the boot config of one process: short flush, lease, sweep interval and history
-// window, so that batching, takeovers and trimming all happen within seconds.
-func procConfig(b *backends, name, role, dir string, apiPort, opsPort int) string {
+// window, so that batching, takeovers and trimming all happen within seconds. Its listeners bind
+// port 0 (gatewaybin reads back the addresses).
+func procConfig(b *backends, name, role, dir string) string {
 	var urls []string
 	for _, u := range b.NATSURLs {
 		urls = append(urls, fmt.Sprintf("%q", u))
@@ -115,9 +114,9 @@ func procConfig(b *backends, name, role, dir string, apiPort, opsPort int) strin
 	return fmt.Sprintf(`roles: %s
 instance_id: %s
 server:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 ops:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 data_dir: %s
 shutdown_timeout: 15s
 log:
@@ -158,7 +157,7 @@ dedupe:
 coord:
   backend: nats
   lease: 2s
-`, role, name, apiPort, opsPort, filepath.Join(dir, "data"), b.CH.NativeAddr, b.Database, b.Prefix,
+`, role, name, filepath.Join(dir, "data"), b.CH.NativeAddr, b.Database, b.Prefix,
 		strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix, b.DynTable, b.DynEndpoint,
 		filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
