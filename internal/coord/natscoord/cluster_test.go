@@ -3,6 +3,7 @@ package natscoord_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,9 @@ func clusterCoordinator(t *testing.T, cl *testsvc.NATSCluster, cfg natscoord.Con
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(nc.Close)
-	c, err := natscoord.New(cfg, natscoord.Deps{JetStream: jetStream(t, nc), Instance: instance})
+	// Renewal failures go to the test's output, so that a lost lease shows why.
+	log := slog.New(slog.NewTextHandler(t.Output(), nil)).With("instance", instance)
+	c, err := natscoord.New(cfg, natscoord.Deps{JetStream: jetStream(t, nc), Instance: instance, Logger: log})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
