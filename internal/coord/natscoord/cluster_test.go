@@ -82,6 +82,18 @@ func waitBucketReady(t *testing.T, cl *testsvc.NATSCluster, cfg natscoord.Config
 	}
 }
 
+// r3Config is testConfig with twice its timings. A write to an R3 bucket
+// crosses three processes (client's node, stream leader, a follower for the
+// quorum), and with testConfig's 1.3 s step-down a renewal still in flight
+// lost the lease in 2 of 20 runs of the suite on the 2-core box at a load
+// average of 20 (no renewal had failed: they were slow).
+var r3Config = func() natscoord.Config {
+	c := testConfig
+	c.Lease, c.RenewInterval, c.SafetyMargin = 2*c.Lease, 2*c.RenewInterval, 2*c.SafetyMargin
+	c.Replicas = 3
+	return c
+}()
+
 // TestConformanceR3 runs the suite against a three-node JetStream cluster
 // with the lease bucket replicated three times (CAS conflicts are reported
 // with a different error code there).
@@ -91,8 +103,7 @@ func TestConformanceR3(t *testing.T) {
 	}
 	cl := testsvc.StartNATSCluster(t, 3)
 	coordtest.Run(t, func(t *testing.T) *coordtest.Harness {
-		cfg := testConfig
-		cfg.Replicas = 3
+		cfg := r3Config
 		cfg.Bucket = testsvc.UniqueName(t, "leases")
 		waitBucketReady(t, cl, cfg)
 		conns := map[coord.Coordinator]*nats.Conn{}
