@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/bench"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -43,54 +43,21 @@ func buildGateway(t *testing.T) string {
 	return bin
 }
 
-// startGateway runs `wavehouse serve` with the given store block and returns its base URL. The
-// process is stopped with SIGTERM (SIGKILL after 20 s) in t.Cleanup.
+// startGateway runs `wavehouse serve` with the given store block, its listeners on port 0, and
+// returns the API's base URL once it is ready. The process is stopped in t.Cleanup.
 func startGateway(t *testing.T, bin, storeYAML string, env ...string) string {
 	t.Helper()
-	api, ops, dir := freePort(t), freePort(t), t.TempDir()
-	cfg := fmt.Sprintf("server:\n  listen: %s\nops:\n  listen: %s\ndata_dir: %s\nlog:\n  level: warn\n%s", api, ops, dir, storeYAML)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\ndata_dir: %s\nlog:\n  level: warn\n%s", dir, storeYAML)
 	p := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--config", p)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", logs.String())
-		}
+	proc := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: "gateway", Binary: bin, Args: []string{"serve", "--config", p}, Env: env, Dir: dir,
+		ListenAddrs: true, ReadyTimeout: 60 * time.Second, StopTimeout: 20 * time.Second,
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + ops + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return "http://" + api
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("gateway exited before becoming ready:\n%s", logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway not ready within 60s:\n%s", logs.String())
-		}
-	}
+	return proc.APIURL()
 }
 
 func runBenchJSON(t *testing.T, args ...string) bench.Report {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -101,34 +102,57 @@ func TestConfigCheckNeverPrintsSecrets(t *testing.T) {
 	}
 }
 
+// TestServeShutsDownCleanlyOnSignal boots serve with both listeners on port 0: the
+// --listen-addr-file names the addresses they bound (the ops one answers /readyz), and a
+// cancelled context (what SIGINT/SIGTERM do) shuts it down with exit 0.
 func TestServeShutsDownCleanlyOnSignal(t *testing.T) {
-	ops := freePort(t)
-	p := writeFile(t, "config.yaml", "server:\n  listen: 127.0.0.1:0\nops:\n  listen: "+ops+"\nshutdown_timeout: 5s\ndata_dir: "+t.TempDir()+
+	p := writeFile(t, "config.yaml", "server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\nshutdown_timeout: 5s\ndata_dir: "+t.TempDir()+
 		"\nstore:\n  chdb:\n    lib_path: "+testsvc.CHDBLib(t)+"\n")
+	addrFile := filepath.Join(t.TempDir(), "addrs.json")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)
 	go func() {
-		code, _, _ := runCmd(t, ctx, "serve", "--config", p)
+		code, _, _ := runCmd(t, ctx, "serve", "--config", p, "--listen-addr-file", addrFile)
 		done <- code
 	}()
+	var addrs listenAddrs
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + ops + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
+		if b, err := os.ReadFile(addrFile); err == nil {
+			if err := json.Unmarshal(b, &addrs); err != nil {
+				t.Fatalf("--listen-addr-file holds %q: %v", b, err)
 			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no --listen-addr-file within 20s")
 		}
 		select {
 		case code := <-done:
-			t.Fatalf("serve exited %d before becoming ready", code)
-		default:
+			t.Fatalf("serve exited %d before writing --listen-addr-file", code)
+		case <-time.After(20 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve not ready within 20s")
+	}
+	for name, addr := range map[string]string{"server": addrs.Server, "ops": addrs.Ops} {
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+			t.Fatalf("%s address %q is not a bound host:port", name, addr)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if addrs.Server == addrs.Ops {
+		t.Fatalf("both listeners reported %s", addrs.Ops)
+	}
+	resp, err := http.Get("http://" + addrs.Ops + "/readyz")
+	if err != nil {
+		t.Fatalf("the reported ops address: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz on the reported ops address: %d once the file was written, want 200", resp.StatusCode)
+	}
+	if resp, err := http.Get("http://" + addrs.Server + "/v1/tables"); err != nil {
+		t.Fatalf("the reported API address: %v", err)
+	} else {
+		resp.Body.Close()
 	}
 	start := time.Now()
 	cancel() // what SIGINT/SIGTERM do through signal.NotifyContext
@@ -143,12 +167,19 @@ func TestServeShutsDownCleanlyOnSignal(t *testing.T) {
 	t.Logf("shutdown took %s", time.Since(start))
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// TestServeFailsWhenAddrFileCannotBeWritten: a process asked to report its addresses that cannot
+// do so stops with exit 1 instead of running where nobody can find it.
+func TestServeFailsWhenAddrFileCannotBeWritten(t *testing.T) {
+	p := writeFile(t, "config.yaml", "server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\nshutdown_timeout: 5s\ndata_dir: "+t.TempDir()+
+		"\nstore:\n  chdb:\n    lib_path: "+testsvc.CHDBLib(t)+"\n")
+	bad := filepath.Join(t.TempDir(), "missing-dir", "addrs.json")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	code, _, errs := runCmd(t, ctx, "serve", "--config", p, "--listen-addr-file", bad)
+	if ctx.Err() != nil {
+		t.Fatal("serve kept running although it could not write --listen-addr-file")
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	if code != 1 || !strings.Contains(errs, "listen-addr-file") {
+		t.Fatalf("exit %d, want 1 naming the flag:\n%s", code, errs)
+	}
 }

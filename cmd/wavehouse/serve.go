@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/wavehouse/wavehouse/internal/app"
 	"github.com/wavehouse/wavehouse/internal/config"
@@ -17,6 +19,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "config file (default $WH_CONFIG; none: built-in defaults)")
+	addrFile := fs.String("listen-addr-file", "", "once every component has started, write the bound listener addresses to this file as JSON (for listeners on port 0)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,7 +41,33 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 		log.Error("boot failed", "error", err)
 		return 1
 	}
-	if err := a.Run(ctx); err != nil {
+	// The address file is written once every component has started; failing to write it stops
+	// the process, since whoever asked for it cannot find the listeners otherwise.
+	runCtx, cancel := context.WithCancel(ctx)
+	var (
+		wg      sync.WaitGroup
+		addrErr error
+	)
+	if *addrFile != "" {
+		wg.Go(func() {
+			select {
+			case <-a.Started():
+			case <-runCtx.Done():
+				return
+			}
+			if addrErr = writeListenAddrs(*addrFile, a.APIAddr(), a.OpsAddr()); addrErr != nil {
+				cancel()
+			}
+		})
+	}
+	err = a.Run(runCtx)
+	cancel()
+	wg.Wait()
+	if addrErr != nil {
+		log.Error("wavehouse stopped: cannot write the --listen-addr-file", "path", *addrFile, "error", addrErr)
+		return 1
+	}
+	if err != nil {
 		var fe *app.FatalError
 		if errors.As(err, &fe) {
 			log.Error("wavehouse stopped on a component failure", "component", fe.Component, "error", fe.Err)
@@ -49,6 +78,32 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 	}
 	log.Info("wavehouse stopped")
 	return 0
+}
+
+// listenAddrs is the content of the --listen-addr-file: the addresses the listeners bound.
+type listenAddrs struct {
+	// Server is the API listener's address; empty in a process without the api role.
+	Server string `json:"server,omitempty"`
+	// Ops is the ops listener's address.
+	Ops string `json:"ops"`
+}
+
+// writeListenAddrs writes the bound addresses to path through a temporary file renamed into
+// place, so a reader sees either no file or the whole of it.
+func writeListenAddrs(path, server, ops string) error {
+	b, err := json.Marshal(listenAddrs{Server: server, Ops: ops})
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // configPath returns the --config flag, else $WH_CONFIG.

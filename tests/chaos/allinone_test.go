@@ -17,11 +17,11 @@ const dedupDDL = "CREATE TABLE %s (id UInt64, k UInt8) ENGINE = MergeTree ORDER 
 
 // allInOneConfig is the embedded default (chDB, embedded queue fsynced on every publish, local
 // dedupe) with idempotency on.
-func allInOneConfig(lib, dir string, apiPort, opsPort int) string {
+func allInOneConfig(lib, dir string) string {
 	return fmt.Sprintf(`server:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 ops:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 data_dir: %s
 shutdown_timeout: 15s
 log:
@@ -42,7 +42,7 @@ mq:
     sync: always
 dedupe:
   backend: local
-`, apiPort, opsPort, filepath.Join(dir, "data"), lib)
+`, filepath.Join(dir, "data"), lib)
 }
 
 // TestChaosAllInOneSIGKILL kills the all-in-one process (embedded default) with SIGKILL at
@@ -54,19 +54,15 @@ func TestChaosAllInOneSIGKILL(t *testing.T) {
 	}
 	lib := testsvc.CHDBLib(t)
 	dir := t.TempDir()
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	for opsPort == apiPort {
-		opsPort = gatewaybin.FreePort(t)
-	}
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(allInOneConfig(lib, dir, apiPort, opsPort)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(allInOneConfig(lib, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ops := fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
-		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, Ops: ops,
+		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, ListenAddrs: true,
 	})
-	api := loadClient(fmt.Sprintf("http://127.0.0.1:%d", apiPort))
+	ops := p.OpsURL()
+	api := loadClient(p.APIURL())
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	tg := target{api: api, ops: ops, dedupes: true, ddl: dedupDDL, read: readThroughGateway(api), writer: newInDoubt(t.Context(), ops),
 		writerLog: func() string { return p.Tail(6000) }}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // Series the suite reads from /metrics.
@@ -131,7 +131,7 @@ func waitDrained(t *testing.T, ops string) (metrics, bool) {
 		select {
 		case <-t.Context().Done():
 			t.Fatal(t.Context().Err())
-		case <-time.After(gatewaybin.PollInterval):
+		case <-time.After(poll.Interval):
 		}
 	}
 }

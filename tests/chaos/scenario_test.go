@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -97,7 +99,7 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedO
 	var once sync.Once
 	stop := func() { once.Do(func() { g.stop(keyedStopBound) }) }
 	t.Cleanup(func() { g.stopKeyed(); stop() })
-	gatewaybin.Eventually(t, progressTimeout, "acknowledged ingest before the first fault", func() bool {
+	poll.Until(t, progressTimeout, "acknowledged ingest before the first fault", func() bool {
 		return l.acknowledged() >= progressRequests
 	})
 	for c := range n {
@@ -106,7 +108,7 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedO
 		start := time.Now()
 		f.inject(t, rng)
 		mark := l.acknowledged()
-		gatewaybin.Eventually(t, progressTimeout, fmt.Sprintf("acknowledged ingest after fault %d", c+1), func() bool {
+		poll.Until(t, progressTimeout, fmt.Sprintf("acknowledged ingest after fault %d", c+1), func() bool {
 			return l.acknowledged() >= mark+progressRequests
 		})
 		t.Logf("cycle %d: %s %s after the previous recovery, recovered in %s; %d requests acknowledged so far",

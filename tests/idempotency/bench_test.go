@@ -115,7 +115,7 @@ func benchLoad(b *testing.B, g *gateway, table, prefix string, keyed bool, clien
 // metricSums returns the _sum and _count lines of the gateway's queue-publish and dedupe-call
 // latency histograms.
 func (g *gateway) metricSums(b *testing.B) string {
-	r, err := g.client.HTTP.Get(g.Ops + "/metrics")
+	r, err := g.client.HTTP.Get(g.proc.OpsURL() + "/metrics")
 	if err != nil {
 		return err.Error()
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -126,11 +128,11 @@ func atoi(t testing.TB, v any) int {
 // earlier requests enqueued has had its chance to land before the caller counts rows.
 func (g *gateway) settled(t testing.TB, table string, want int) {
 	t.Helper()
-	gatewaybin.Eventually(t, 120*time.Second, fmt.Sprintf("%d distinct ids in %s", want, table), func() bool {
+	poll.Until(t, 120*time.Second, fmt.Sprintf("%d distinct ids in %s", want, table), func() bool {
 		return g.stats(t, table).Distinct >= want
 	})
 	marker := fmt.Sprintf("{\"id\":\"marker-%d\",\"n\":0}\n", time.Now().UnixNano())
-	gatewaybin.Eventually(t, 60*time.Second, "the marker row committed", func() bool {
+	poll.Until(t, 60*time.Second, "the marker row committed", func() bool {
 		r, err := g.ingest(t.Context(), table, "", "wait=committed", []byte(marker))
 		return err == nil && r.Status == http.StatusOK
 	})

@@ -48,18 +48,18 @@ type gatewayConfig struct {
 	FlushMaxWait string
 }
 
-// gateway is one wavehouse process, restartable on the same data dir and ports (proc).
+// gateway is one wavehouse process, restartable on the same data dir and addresses (proc).
 type gateway struct {
 	cfg gatewayConfig
 	dir string
-	// client talks to the API listener (client.Base is its URL); Ops is the ops listener's URL.
+	// client talks to the API listener (client.Base is its URL); proc.OpsURL() is the ops one.
 	client gatewaybin.Client
-	Ops    string
 	proc   *gatewaybin.Process
 }
 
 // newGateway resolves the servers the backends need (isolated by unique names), writes a config
-// on free loopback ports, starts the binary and waits for /readyz. It is stopped in t.Cleanup.
+// with its listeners on port 0, starts the binary and waits for /readyz (restarts come back on
+// the same addresses). It is stopped in t.Cleanup.
 func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 	t.Helper()
 	cfg := gatewayConfig{backends: b}
@@ -90,14 +90,11 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 		tweak(&cfg)
 	}
 	dir := t.TempDir()
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
 	g := &gateway{cfg: cfg, dir: dir, client: gatewaybin.Client{
-		Base: fmt.Sprintf("http://127.0.0.1:%d", apiPort),
 		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 60 * time.Second},
 	}}
 	t.Cleanup(g.client.HTTP.CloseIdleConnections)
-	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
-	yaml, err := g.configYAML(apiPort, opsPort)
+	yaml, err := g.configYAML()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +103,16 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 		t.Fatal(err)
 	}
 	g.proc = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
-		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", cfgPath}, Dir: dir, Ops: g.Ops,
+		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", cfgPath}, Dir: dir, ListenAddrs: true,
 	})
+	g.client.Base = g.proc.APIURL()
 	return g
 }
 
-func (g *gateway) configYAML(apiPort, opsPort int) (string, error) {
+func (g *gateway) configYAML() (string, error) {
 	c := g.cfg
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  listen: 127.0.0.1:%d\nops:\n  listen: 127.0.0.1:%d\n", apiPort, opsPort)
+	b.WriteString("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\n")
 	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: warn\n", filepath.Join(g.dir, "data"))
 	fmt.Fprintf(&b, "ingest:\n  wait_timeout: 30s\n  flush:\n    max_wait: %s\n", c.FlushMaxWait)
 	b.WriteString("idempotency:\n  enabled: true\n")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -51,7 +53,7 @@ func TestDedupeStoreDown(t *testing.T) {
 
 	dyn.Start(t)
 	var after gatewaybin.Response
-	gatewaybin.Eventually(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
+	poll.Until(t, 60*time.Second, "a keyed request accepted after the store is back", func() bool {
 		after, err = g.ingest(t.Context(), table, "after-"+run, "", keyedBody("after", 0))
 		return err == nil && after.Status == http.StatusAccepted
 	})

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -24,7 +26,7 @@ func TestKeyNewAgainAfterRetention(t *testing.T) {
 		t.Fatalf("first request: %v %s", err, first)
 	}
 	var second gatewaybin.Response
-	gatewaybin.Eventually(t, 30*time.Second, "the key to expire", func() bool {
+	poll.Until(t, 30*time.Second, "the key to expire", func() bool {
 		second, err = g.ingest(t.Context(), table, key, "", keyedBody("second", 0))
 		return err == nil && second.Status != http.StatusUnprocessableEntity
 	})

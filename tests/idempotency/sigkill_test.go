@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -126,7 +128,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		mode := killMode(cycle)
 		if mode == "external" {
 			before := l.ackedCount()
-			gatewaybin.Eventually(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
+			poll.Until(t, 60*time.Second, "acknowledged keyed requests under load", func() bool { return l.ackedCount()-before >= 100 })
 			g.proc.Kill(t)
 		} else {
 			g.proc.MustExit(t, 90*time.Second)

@@ -147,7 +147,7 @@ func TestBacklogDrainsOnce(t *testing.T) {
 	if n := dlqCount(t, g, table); n != 0 {
 		t.Fatalf("DLQ holds %d entries after the drain, want 0", n)
 	}
-	if n := gatewaybin.MetricSum(t, g.Ops, "wavehouse_ingest_redelivered_while_held_total"); n != 0 {
+	if n := gatewaybin.MetricSum(t, g.proc.OpsURL(), "wavehouse_ingest_redelivered_while_held_total"); n != 0 {
 		t.Fatalf("%v frames were delivered again while the writer held them", n)
 	}
 	rate := float64(want) / elapsed.Seconds()

@@ -56,17 +56,16 @@ type gatewayConfig struct {
 	AckWait string
 }
 
-// gateway is one wavehouse process, restartable on the same data dir and ports.
+// gateway is one wavehouse process, restartable on the same data dir and addresses.
 type gateway struct {
 	cfg    gatewayConfig
 	dir    string
 	client gatewaybin.Client // talks to the API listener (client.Base is its URL)
-	Ops    string            // base URL of the ops listener
 	proc   *gatewaybin.Process
 }
 
-// startGateway writes a config for cfg on free loopback ports, starts the binary and waits for
-// /readyz. The process is stopped in t.Cleanup.
+// startGateway writes a config for cfg with its listeners on port 0, starts the binary and
+// waits for /readyz; restarts come back on the addresses the first start bound. The process is stopped in t.Cleanup.
 func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
 	t.Helper()
 	if cfg.FlushMaxWait == "" {
@@ -76,27 +75,25 @@ func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
 		cfg.WaitTimeout = "20s"
 	}
 	dir := t.TempDir()
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
 	g := &gateway{cfg: cfg, dir: dir, client: gatewaybin.Client{
-		Base: fmt.Sprintf("http://127.0.0.1:%d", apiPort),
 		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second},
 	}}
 	t.Cleanup(g.client.HTTP.CloseIdleConnections)
-	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(g.configYAML(apiPort, opsPort)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(g.configYAML()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g.proc = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
 		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", cfgPath},
-		Dir: dir, Ops: g.Ops, ReadyTimeout: readyTimeout,
+		Dir: dir, ListenAddrs: true, ReadyTimeout: readyTimeout,
 	})
+	g.client.Base = g.proc.APIURL()
 	return g
 }
 
-func (g *gateway) configYAML(apiPort, opsPort int) string {
+func (g *gateway) configYAML() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  listen: 127.0.0.1:%d\nops:\n  listen: 127.0.0.1:%d\n", apiPort, opsPort)
+	b.WriteString("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\n")
 	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: info\n", filepath.Join(g.dir, "data"))
 	if g.cfg.Roles != "" {
 		fmt.Fprintf(&b, "roles: %s\n", g.cfg.Roles)

@@ -22,7 +22,7 @@ type readyz struct {
 
 func (g *gateway) readyz(t *testing.T) readyz {
 	t.Helper()
-	resp, err := g.client.HTTP.Get(g.Ops + "/readyz")
+	resp, err := g.client.HTTP.Get(g.proc.OpsURL() + "/readyz")
 	if err != nil {
 		t.Fatalf("GET /readyz: %v", err)
 	}

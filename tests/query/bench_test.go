@@ -246,19 +246,17 @@ func startBenchGateway(b *testing.B, addr, database string) string {
 	}
 	b.Cleanup(cleanup)
 	dir := b.TempDir()
-	apiPort, opsPort := gatewaybin.FreePort(b), gatewaybin.FreePort(b)
-	cfg := fmt.Sprintf("server:\n  listen: 127.0.0.1:%d\nops:\n  listen: 127.0.0.1:%d\ndata_dir: %s\nlog:\n  level: info\n"+
+	cfg := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\ndata_dir: %s\nlog:\n  level: info\n"+
 		"store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n"+
-		"mq:\n  backend: embedded\n", apiPort, opsPort, filepath.Join(dir, "data"), addr, database)
+		"mq:\n  backend: embedded\n", filepath.Join(dir, "data"), addr, database)
 	cfgPath := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	gatewaybin.StartProcess(b, gatewaybin.ProcessConfig{
-		Name: "gateway", Binary: bin, Args: []string{"serve", "--config", cfgPath}, Dir: dir,
-		Ops: fmt.Sprintf("http://127.0.0.1:%d", opsPort),
+	p := gatewaybin.StartProcess(b, gatewaybin.ProcessConfig{
+		Name: "gateway", Binary: bin, Args: []string{"serve", "--config", cfgPath}, Dir: dir, ListenAddrs: true,
 	})
-	return fmt.Sprintf("http://127.0.0.1:%d", apiPort)
+	return p.APIURL()
 }
 
 // warm sends until an answer carries the wanted X-Cache state (the first request fills).

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/splitdeploy"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -75,7 +76,7 @@ func TestSplitProcesses(t *testing.T) {
 
 	// Under load, the sweeper trims history older than the 5 s window (behind the ack floor).
 	var trimmedTo uint64
-	gatewaybin.Eventually(t, 60*time.Second, "the ingest stream's history to be trimmed (first_seq > 1)", func() bool {
+	poll.Until(t, 60*time.Second, "the ingest stream's history to be trimmed (first_seq > 1)", func() bool {
 		s, ok := ingestStream(t, nats.MonitorURL, b.Prefix)
 		trimmedTo = s.State.FirstSeq
 		return ok && s.State.FirstSeq > 1
@@ -83,23 +84,23 @@ func TestSplitProcesses(t *testing.T) {
 	t.Logf("history trimmed under load: first_seq %d after %d acknowledged requests", trimmedTo, acks.acked())
 
 	// Mid-load: kill -9 one ingest process and the sweeper that holds the lease.
-	gatewaybin.Eventually(t, 30*time.Second, "a sweeper to hold the lease", func() bool { return leases.holder() != "" })
+	poll.Until(t, 30*time.Second, "a sweeper to hold the lease", func() bool { return leases.holder() != "" })
 	holder := top.sweeper(t, leases.holder())
 	mark := acks.acked()
 	top.ingests[0].kill(t)
 	holder.kill(t)
 	killedAt := time.Now()
-	gatewaybin.Eventually(t, 30*time.Second, "the other sweeper to take the lease over", func() bool {
+	poll.Until(t, 30*time.Second, "the other sweeper to take the lease over", func() bool {
 		h := leases.holder()
 		return h != "" && h != holder.Name
 	})
 	t.Logf("%s took the lease %s after %s was killed", leases.holder(), time.Since(killedAt).Round(time.Millisecond), holder.Name)
-	gatewaybin.Eventually(t, 60*time.Second, "ingest to continue with one ingest process", func() bool { return acks.acked() >= mark+40 })
+	poll.Until(t, 60*time.Second, "ingest to continue with one ingest process", func() bool { return acks.acked() >= mark+40 })
 
 	top.ingests[0].start(t)
 	holder.start(t)
 	mark = acks.acked()
-	gatewaybin.Eventually(t, 60*time.Second, "ingest to continue after the restarts", func() bool { return acks.acked() >= mark+40 })
+	poll.Until(t, 60*time.Second, "ingest to continue after the restarts", func() bool { return acks.acked() >= mark+40 })
 
 	// With no ingest process at all, accepted rows stay unacknowledged well past the history
 	// window while the sweeper keeps sweeping: it must keep them (the ack floor), and they are
@@ -108,7 +109,7 @@ func TestSplitProcesses(t *testing.T) {
 		p.kill(t)
 	}
 	stoppedAt := time.Now()
-	gatewaybin.Eventually(t, 60*time.Second, "a backlog older than the history window", func() bool {
+	poll.Until(t, 60*time.Second, "a backlog older than the history window", func() bool {
 		return acks.sentAfter(stoppedAt) >= 40 && time.Since(stoppedAt) > historyWindow+3*sweepInterval
 	})
 	if s, ok := ingestStream(t, nats.MonitorURL, b.Prefix); !ok || s.State.Messages == 0 {
@@ -127,7 +128,7 @@ func TestSplitProcesses(t *testing.T) {
 
 	// The new lease holder keeps trimming: history moves on past what was trimmed before the
 	// kills, and yet (above) no acknowledged row was lost.
-	gatewaybin.Eventually(t, 60*time.Second, "the new holder to trim further", func() bool {
+	poll.Until(t, 60*time.Second, "the new holder to trim further", func() bool {
 		s, ok := ingestStream(t, nats.MonitorURL, b.Prefix)
 		return ok && s.State.FirstSeq > trimmedTo && s.State.FirstSeq > 1
 	})
@@ -147,7 +148,7 @@ func requireSharedCache(t *testing.T, top *topology) {
 	t.Helper()
 	a, bAPI := top.apis[0], top.apis[1]
 	n0 := top.b.serverCount(t, splitTable)
-	gatewaybin.Eventually(t, 10*time.Second, "api A to answer the stored count", func() bool { n, _ := a.count(t, splitTable); return n == n0 })
+	poll.Until(t, 10*time.Second, "api A to answer the stored count", func() bool { n, _ := a.count(t, splitTable); return n == n0 })
 	if n, cache := a.count(t, splitTable); n != n0 || cache != "HIT" {
 		t.Fatalf("api A: count %d (X-Cache %s), want %d from the cache (HIT)", n, cache, n0)
 	}
@@ -160,7 +161,7 @@ func requireSharedCache(t *testing.T, top *topology) {
 	if err != nil || r.Status/100 != 2 {
 		t.Fatalf("ingest through api B: %v %s", err, r)
 	}
-	gatewaybin.Eventually(t, 30*time.Second, "the rows inserted through api B to be in ClickHouse", func() bool {
+	poll.Until(t, 30*time.Second, "the rows inserted through api B to be in ClickHouse", func() bool {
 		return top.b.serverCount(t, splitTable) == n0+extra
 	})
 	// The table version is bumped right after the insert returns (one Redis round trip), so
@@ -168,7 +169,7 @@ func requireSharedCache(t *testing.T, top *topology) {
 	start := time.Now()
 	var n int
 	var cache string
-	gatewaybin.Eventually(t, 3*time.Second, "api A to stop answering the cached count", func() bool {
+	poll.Until(t, 3*time.Second, "api A to stop answering the cached count", func() bool {
 		n, cache = a.count(t, splitTable)
 		return n == n0+extra
 	})
@@ -190,11 +191,11 @@ func TestSplitNATSClusterFailover(t *testing.T) {
 	leases := watchLeases(t, top.sweepers)
 	acks := newAckLog()
 	stopLoad := startLoad(t, top.apis, splitTable, 2, acks)
-	gatewaybin.Eventually(t, 60*time.Second, "acknowledged ingest on the cluster", func() bool { return acks.acked() >= 40 })
-	gatewaybin.Eventually(t, 30*time.Second, "a sweeper to hold the lease", func() bool { return leases.holder() != "" })
+	poll.Until(t, 60*time.Second, "acknowledged ingest on the cluster", func() bool { return acks.acked() >= 40 })
+	poll.Until(t, 30*time.Second, "a sweeper to hold the lease", func() bool { return leases.holder() != "" })
 
 	var stream streamState
-	gatewaybin.Eventually(t, 30*time.Second, "the ingest stream's leader", func() bool {
+	poll.Until(t, 30*time.Second, "the ingest stream's leader", func() bool {
 		s, ok := ingestStream(t, cluster.Nodes[0].MonitorURL, b.Prefix)
 		stream = s
 		return ok && s.Cluster != nil && s.Cluster.Leader != ""
@@ -210,9 +211,9 @@ func TestSplitNATSClusterFailover(t *testing.T) {
 	}
 	cluster.Kill(t, leader)
 	killedAt := time.Now()
-	gatewaybin.Eventually(t, 60*time.Second, "ingest to continue on the new stream leader", func() bool { return acks.sentAfter(killedAt) > 0 })
+	poll.Until(t, 60*time.Second, "ingest to continue on the new stream leader", func() bool { return acks.sentAfter(killedAt) > 0 })
 	resumed := time.Since(killedAt)
-	gatewaybin.Eventually(t, 60*time.Second, "sustained ingest after the failover", func() bool { return acks.sentAfter(killedAt) >= 40 })
+	poll.Until(t, 60*time.Second, "sustained ingest after the failover", func() bool { return acks.sentAfter(killedAt) >= 40 })
 	other := cluster.Nodes[(leader+1)%len(cluster.Nodes)]
 	if s, ok := ingestStream(t, other.MonitorURL, b.Prefix); ok && s.Cluster != nil {
 		t.Logf("killed %s (leader of %s); the first request sent after the kill was acknowledged within %s; new leader %s",
@@ -220,7 +221,7 @@ func TestSplitNATSClusterFailover(t *testing.T) {
 	}
 	cluster.Start(t, leader)
 	restarted := time.Now()
-	gatewaybin.Eventually(t, 60*time.Second, "ingest with the node back", func() bool { return acks.sentAfter(restarted) >= 40 })
+	poll.Until(t, 60*time.Second, "ingest with the node back", func() bool { return acks.sentAfter(restarted) >= 40 })
 	stopLoad()
 
 	// Every refusal is a 503 with Retry-After, and refusals stop soon after the kill.

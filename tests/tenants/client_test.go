@@ -30,21 +30,29 @@ func request(token string, body []byte, hdr ...string) http.Header {
 	return h
 }
 
+// api is the client of the API listener at the address the process reported (known once it
+// started; restarts keep it).
+func (g *gateway) api() gatewaybin.Client {
+	c := g.client
+	c.Base = g.proc.APIURL()
+	return c
+}
+
 // do sends one request with token (see request) and reads the whole answer; a transport error
 // fails the test.
 func (g *gateway) do(t *testing.T, method, path, token string, body []byte, hdr ...string) gatewaybin.Response {
 	t.Helper()
-	return g.client.Do(t, method, path, request(token, body, hdr...), body)
+	return g.api().Do(t, method, path, request(token, body, hdr...), body)
 }
 
 // try is do returning the transport error.
 func (g *gateway) try(ctx context.Context, method, path, token string, body []byte, hdr ...string) (gatewaybin.Response, error) {
-	return g.client.Try(ctx, method, path, request(token, body, hdr...), body)
+	return g.api().Try(ctx, method, path, request(token, body, hdr...), body)
 }
 
 // send sends one request with token (see request) and returns the open response.
 func (g *gateway) send(ctx context.Context, method, path, token string, body []byte, hdr ...string) (*http.Response, error) {
-	return g.client.Send(ctx, method, path, request(token, body, hdr...), body)
+	return g.api().Send(ctx, method, path, request(token, body, hdr...), body)
 }
 
 // sql runs operator SQL through /v1/ops/sql with token (an admin key, or the operator key with

@@ -19,7 +19,8 @@ const readyTimeout = 120 * time.Second
 
 // gatewayOptions is what varies between the gateways the tests start.
 type gatewayOptions struct {
-	// Listen is the host of server.listen (default 127.0.0.1); the port is always a free one.
+	// Listen is the host of server.listen (default 127.0.0.1); the port is 0, bound by the
+	// process (restarts re-bind the first start's port).
 	Listen string
 	// AllowAnonymous sets auth.allow_anonymous.
 	AllowAnonymous bool
@@ -39,8 +40,7 @@ type gateway struct {
 	dir      string
 	CfgPath  string
 	Settings string            // settings_dir
-	client   gatewaybin.Client // talks to the API listener (client.Base is its URL)
-	Ops      string            // base URL of the ops listener
+	client   gatewaybin.Client // talks to the API listener; use api(), which knows its URL
 	Operator string            // the operator key
 	proc     *gatewaybin.Process
 }
@@ -73,13 +73,10 @@ func newGateway(t *testing.T, o gatewayOptions) *gateway {
 	if err := os.WriteFile(opKeyFile, []byte(g.Operator+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	g.client.Base = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	g.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfg := fmt.Sprintf(`server:
-  listen: %s:%d
+  listen: %s:0
 ops:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 data_dir: %s
 settings_dir: %s
 settings_poll_interval: %s
@@ -97,7 +94,7 @@ ingest:
   backend: embedded
   embedded:
     sync: always
-%s`, o.Listen, apiPort, opsPort, filepath.Join(dir, "data"), g.Settings, o.PollInterval, o.AllowAnonymous,
+%s`, o.Listen, filepath.Join(dir, "data"), g.Settings, o.PollInterval, o.AllowAnonymous,
 		opKeyFile, o.Store, o.Extra)
 	g.CfgPath = filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(g.CfgPath, []byte(cfg), 0o600); err != nil {
@@ -105,7 +102,7 @@ ingest:
 	}
 	g.proc = gatewaybin.NewProcess(t, gatewaybin.ProcessConfig{
 		Name: "gateway", Binary: binaryPath, Args: []string{"serve", "--config", g.CfgPath}, Env: o.Env,
-		Dir: dir, LogPath: secrets.outputPath(t, "gateway"), Ops: g.Ops, ReadyTimeout: readyTimeout,
+		Dir: dir, LogPath: secrets.outputPath(t, "gateway"), ListenAddrs: true, ReadyTimeout: readyTimeout,
 	})
 	return g
 }

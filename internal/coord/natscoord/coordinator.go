@@ -183,15 +183,17 @@ func (c *Coordinator) TryAcquire(ctx context.Context, name string) (coord.Term, 
 	switch {
 	case !found:
 		// Never taken: create it.
-		sent = c.clock.Now()
-		rev, err = kv.Create(ctx, name, encode(record{Holder: c.instance}))
+		rev, sent, err = c.write(ctx, func(ctx context.Context) (uint64, error) {
+			return kv.Create(ctx, name, encode(record{Holder: c.instance}))
+		})
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return nil, fmt.Errorf("%w: %q was taken concurrently", coord.ErrHeld, name)
 		}
 	case cur.deleted:
 		// Resigned: take it at once, over the delete marker.
-		sent = c.clock.Now()
-		rev, err = kv.Update(ctx, name, encode(record{Holder: c.instance}), cur.rev)
+		rev, sent, err = c.write(ctx, func(ctx context.Context) (uint64, error) {
+			return kv.Update(ctx, name, encode(record{Holder: c.instance}), cur.rev)
+		})
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return nil, fmt.Errorf("%w: %q was taken concurrently", coord.ErrHeld, name)
 		}
@@ -202,8 +204,9 @@ func (c *Coordinator) TryAcquire(ctx context.Context, name string) (coord.Term, 
 		}
 		// The holder has not renewed for a full lease on our clock, so by
 		// now it has stepped down; the CAS fails if it renewed meanwhile.
-		sent = c.clock.Now()
-		rev, err = kv.Update(ctx, name, encode(record{Holder: c.instance}), cur.rev)
+		rev, sent, err = c.write(ctx, func(ctx context.Context) (uint64, error) {
+			return kv.Update(ctx, name, encode(record{Holder: c.instance}), cur.rev)
+		})
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return nil, fmt.Errorf("%w: %q by %s (renewed or taken concurrently)", coord.ErrHeld, name, holder)
 		}
@@ -234,7 +237,7 @@ func (c *Coordinator) start(ctx context.Context, kv jetstream.KeyValue, name str
 	if c.closed {
 		c.mu.Unlock()
 		// Closed while acquiring: give the lease straight back.
-		_ = kv.Delete(ctx, name, jetstream.LastRevision(rev))
+		_ = c.del(ctx, kv, name, jetstream.LastRevision(rev))
 		return nil, coord.ErrClosed
 	}
 	t := newTerm(c, kv, name, rev, sent)

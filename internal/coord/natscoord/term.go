@@ -71,7 +71,7 @@ func (t *term) Resign(ctx context.Context) error {
 		return nil
 	}
 	<-t.stopped
-	err := t.kv.Delete(ctx, t.name, jetstream.LastRevision(t.rev))
+	err := t.c.del(ctx, t.kv, t.name, jetstream.LastRevision(t.rev))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		// A renewal abandoned on the way out may still have landed, so the
 		// key can carry a newer revision of this same term.
@@ -93,7 +93,7 @@ func (t *term) releaseLatest(ctx context.Context) error {
 	if rec := decode(cur.value); rec.Holder != t.c.instance || tokenOf(rec, cur.rev) != t.token {
 		return nil
 	}
-	err = t.kv.Delete(ctx, t.name, jetstream.LastRevision(cur.rev))
+	err = t.c.del(ctx, t.kv, t.name, jetstream.LastRevision(cur.rev))
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return nil
 	}
@@ -107,16 +107,19 @@ func (t *term) renew() (<-chan renewal, context.CancelFunc) {
 	ch := make(chan renewal, 1)
 	rev, value := t.rev, encode(record{Holder: t.c.instance, Token: t.token})
 	go func() {
-		r, err := t.kv.Update(ctx, t.name, value, rev)
-		ch <- renewal{rev: r, err: err}
+		r, sent, err := t.c.write(ctx, func(ctx context.Context) (uint64, error) {
+			return t.kv.Update(ctx, t.name, value, rev)
+		})
+		ch <- renewal{rev: r, sent: sent, err: err}
 	}()
 	return ch, cancel
 }
 
 // renewal is the outcome of one renewal write.
 type renewal struct {
-	rev uint64
-	err error
+	rev  uint64
+	sent time.Time // when the attempt that got this outcome was sent
+	err  error
 }
 
 // run renews the lease until the term ends. A renewal that fails leaves the
@@ -138,7 +141,6 @@ func (t *term) run() {
 	var (
 		inflight <-chan renewal
 		cancel   context.CancelFunc = func() {}
-		sent     time.Time
 	)
 	// finish waits for an in-flight renewal so that rev is final for Resign.
 	finish := func() {
@@ -160,16 +162,15 @@ func (t *term) run() {
 			finish()
 			return
 		case <-renew.C():
-			sent = c.clock.Now()
 			inflight, cancel = t.renew()
 		case r := <-inflight:
 			cancel()
 			inflight = nil
 			switch {
 			case r.err == nil:
-				t.rev, t.lastSent = r.rev, sent
+				t.rev, t.lastSent = r.rev, r.sent
 				lost.Stop()
-				lost = c.clock.NewTimer(sent.Add(stepDown).Sub(c.clock.Now()))
+				lost = c.clock.NewTimer(r.sent.Add(stepDown).Sub(c.clock.Now()))
 				renew = c.clock.NewTimer(c.cfg.RenewInterval)
 			case errors.Is(r.err, jetstream.ErrKeyRevisionMismatch), errors.Is(r.err, jetstream.ErrKeyNotFound):
 				t.end(fmt.Errorf("%w: %q was taken over: %w", coord.ErrLeaseLost, t.name, r.err))

@@ -3,14 +3,13 @@ package gatewaybin
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/tbtest"
 )
 
 // TestClient sends through Client to a server that echoes what it received: path, query,
@@ -78,29 +77,7 @@ func TestClient(t *testing.T) {
 	if _, err := down.Try(t.Context(), http.MethodGet, "/x", nil, nil); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("Try to a closed port: %v, want an error naming the address", err)
 	}
-	if msg := fatalOf(t, func(tb testing.TB) { down.Do(tb, http.MethodPut, "/v1/x", nil, nil) }); !strings.Contains(msg, "PUT http://127.0.0.1:1/v1/x: ") {
+	if msg := tbtest.FatalOf(t, func(tb testing.TB) { down.Do(tb, http.MethodPut, "/v1/x", nil, nil) }); !strings.Contains(msg, "PUT http://127.0.0.1:1/v1/x: ") {
 		t.Errorf("Do to a closed port failed the test with %q, want the method and URL", msg)
 	}
-}
-
-// fatalTB records the message of the first Fatalf and stops its goroutine.
-type fatalTB struct {
-	testing.TB
-	msg string
-}
-
-func (f *fatalTB) Helper() {}
-
-func (f *fatalTB) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-
-// fatalOf runs fn on its own goroutine and returns the message it failed with ("" if none).
-func fatalOf(t *testing.T, fn func(testing.TB)) string {
-	f := &fatalTB{TB: t}
-	var wg sync.WaitGroup
-	wg.Go(func() { fn(f) })
-	wg.Wait()
-	return f.msg
 }

@@ -2,6 +2,7 @@ package gatewaybin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -38,8 +41,17 @@ type ProcessConfig struct {
 	// LogPath is the file that receives stdout and stderr of every start, appended (default
 	// Dir/wavehouse.log). A suite that inspects all output of its processes points it elsewhere.
 	LogPath string
-	// Ops is the base URL of the ops listener (http://host:port). Start waits until its /readyz
-	// answers 200; empty means Start only launches the process.
+	// ListenAddrs says the process is `wavehouse serve` with its listeners on port 0
+	// (server.listen and ops.listen 127.0.0.1:0 in its config), so that no port is ever picked
+	// before it is bound: every launch appends --listen-addr-file, Start waits for that file, then
+	// for /readyz on the ops address it names, and APIURL and OpsURL return those addresses. The
+	// following starts re-bind the addresses of the first one (WH_SERVER_LISTEN, WH_OPS_LISTEN),
+	// so a restarted process comes back where its clients expect it; see Start for the one race
+	// that leaves.
+	ListenAddrs bool
+	// Ops is the base URL of the ops listener (http://host:port) of a process that does not
+	// report its addresses (ListenAddrs false): Start waits until its /readyz answers 200. With
+	// neither, Start only launches the process.
 	Ops string
 	// ReadyTimeout bounds the wait for /readyz (default DefaultReadyTimeout).
 	ReadyTimeout time.Duration
@@ -61,7 +73,21 @@ type Process struct {
 	exitCode int // of the last run, valid once done is closed
 	starts   int
 	env      []string // added to the environment of the following starts (SetEnv)
+	addrs    listenAddrs
 }
+
+// listenAddrs is what `wavehouse serve --listen-addr-file` writes: the addresses its listeners
+// bound.
+type listenAddrs struct {
+	Server string `json:"server"`
+	Ops    string `json:"ops"`
+}
+
+// errExited reports a process that exited before it was ready.
+var errExited = errors.New("exited before it was ready")
+
+// addrInUse is how a listener that cannot bind its address fails (the kernel's EADDRINUSE text).
+const addrInUse = "address already in use"
 
 // NewProcess returns a Process for cfg without starting it; the process is stopped in t.Cleanup.
 func NewProcess(t testing.TB, cfg ProcessConfig) *Process {
@@ -74,6 +100,9 @@ func NewProcess(t testing.TB, cfg ProcessConfig) *Process {
 	}
 	if cfg.LogPath == "" {
 		cfg.LogPath = filepath.Join(cfg.Dir, "wavehouse.log")
+	}
+	if cfg.ListenAddrs && cfg.Ops != "" {
+		t.Fatal("gatewaybin: ProcessConfig.Ops is for processes without ListenAddrs")
 	}
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
@@ -114,13 +143,97 @@ func (p *Process) SetEnv(kv ...string) {
 	p.env = append([]string(nil), kv...)
 }
 
-// Start launches the process and, when ProcessConfig.Ops is set, waits until it is ready.
+// APIURL is the base URL (http://host:port) of the API listener the process reported, or ""
+// before its first start reported it, or without the api role. A wildcard host (0.0.0.0, ::)
+// is given as 127.0.0.1.
+func (p *Process) APIURL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return baseURL(p.addrs.Server)
+}
+
+// OpsURL is the base URL of the ops listener: the one the process reported (ListenAddrs), else
+// ProcessConfig.Ops.
+func (p *Process) OpsURL() string {
+	if !p.cfg.ListenAddrs {
+		return p.cfg.Ops
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return baseURL(p.addrs.Ops)
+}
+
+// baseURL turns a bound address into a URL a client on this host can reach.
+func baseURL(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// addrFile is where the process reports its listener addresses (ListenAddrs).
+func (p *Process) addrFile() string {
+	return filepath.Join(p.cfg.Dir, p.cfg.Name+".listen-addrs.json")
+}
+
+// waits reports whether Start waits for readiness.
+func (p *Process) waits() bool { return p.cfg.ListenAddrs || p.cfg.Ops != "" }
+
+// Start launches the process and, when it has an ops listener to wait on (ListenAddrs or
+// ProcessConfig.Ops), waits until it is ready.
+//
+// A restart re-binds the addresses of the first start, and that leaves one race: while the
+// process is down, another socket on this host can take its port, say an outgoing connection
+// handed that port as its local one (Linux gives connect() and bind(0) ports of opposite parity
+// first, so it is rare). Such a holder is transient, so a restart that fails with "address
+// already in use" is launched again until ReadyTimeout; the first start binds port 0 and
+// cannot collide at all.
 func (p *Process) Start(t testing.TB) {
 	t.Helper()
-	p.Launch(t)
-	if p.cfg.Ops != "" {
-		p.WaitReady(t)
+	deadline := time.Now().Add(p.cfg.ReadyTimeout)
+	for {
+		p.Launch(t)
+		if !p.waits() {
+			return
+		}
+		err := p.waitReady(deadline)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, errExited) && p.pinned() && strings.Contains(p.lastStartOutput(), addrInUse) && time.Now().Before(deadline) {
+			p.detach()
+			t.Logf("%s could not re-bind its addresses (%s); starting it again", p.cfg.Name, addrInUse)
+			<-time.After(200 * time.Millisecond) // paces the relaunches; the holder is another process
+			continue
+		}
+		t.Fatalf("%s %v:\n%s", p.cfg.Name, err, p.Tail(4000))
 	}
+}
+
+// pinned reports whether the following starts re-bind known addresses.
+func (p *Process) pinned() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.addrs.Ops != ""
+}
+
+// lastStartOutput returns what the latest start wrote so far.
+func (p *Process) lastStartOutput() string {
+	p.mu.Lock()
+	marker := fmt.Sprintf("=== %s start %d\n", p.cfg.Name, p.starts)
+	p.mu.Unlock()
+	out := p.Output()
+	if i := strings.LastIndex(out, marker); i >= 0 {
+		return out[i:]
+	}
+	return out
 }
 
 // Launch starts the process without waiting for it to be ready.
@@ -135,12 +248,28 @@ func (p *Process) Launch(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	args := p.cfg.Args
+	env := append(append(Env(), p.cfg.Env...), p.env...)
+	if p.cfg.ListenAddrs {
+		if err := os.Remove(p.addrFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			logf.Close()
+			t.Fatal(err)
+		}
+		args = append(slices.Clone(args), "--listen-addr-file", p.addrFile())
+		// Variables override the config file: a restart comes back on the same addresses.
+		if p.addrs.Server != "" {
+			env = append(env, "WH_SERVER_LISTEN="+p.addrs.Server)
+		}
+		if p.addrs.Ops != "" {
+			env = append(env, "WH_OPS_LISTEN="+p.addrs.Ops)
+		}
+	}
 	p.starts++
 	fmt.Fprintf(logf, "=== %s start %d\n", p.cfg.Name, p.starts)
-	cmd := exec.Command(p.cfg.Binary, p.cfg.Args...)
+	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Dir = p.cfg.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(append(Env(), p.cfg.Env...), p.env...)
+	cmd.Env = env
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -166,38 +295,79 @@ func (p *Process) Launch(t testing.TB) {
 	p.cmd, p.done = cmd, done
 }
 
-// WaitReady polls the ops listener's /readyz until it answers 200, failing the test when the
-// process exits first or ReadyTimeout passes.
+// WaitReady waits until the process reported its addresses (ListenAddrs) and its ops
+// listener's /readyz answers 200, failing the test when the process exits first or ReadyTimeout
+// passes.
 func (p *Process) WaitReady(t testing.TB) {
 	t.Helper()
+	if !p.waits() {
+		t.Fatalf("%s: no ops listener to wait on", p.cfg.Name)
+	}
+	if err := p.waitReady(time.Now().Add(p.cfg.ReadyTimeout)); err != nil {
+		t.Fatalf("%s %v:\n%s", p.cfg.Name, err, p.Tail(4000))
+	}
+}
+
+// waitReady polls until the process reported its addresses (ListenAddrs) and /readyz answers
+// 200, the process exits (errExited) or the deadline passes.
+func (p *Process) waitReady(deadline time.Time) error {
 	p.mu.Lock()
 	done := p.done
 	p.mu.Unlock()
 	if done == nil {
-		t.Fatalf("%s is not running", p.cfg.Name)
-	}
-	if p.cfg.Ops == "" {
-		t.Fatalf("%s: no ops listener to wait on", p.cfg.Name)
+		return errors.New("is not running")
 	}
 	defer p.client.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.ReadyTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	for {
 		select {
 		case <-done:
-			t.Fatalf("%s exited before it was ready:\n%s", p.cfg.Name, p.Tail(4000))
+			return errExited
 		case <-ctx.Done():
-			t.Fatalf("%s not ready after %s:\n%s", p.cfg.Name, p.cfg.ReadyTimeout, p.Tail(4000))
+			return fmt.Errorf("not ready after %s", p.cfg.ReadyTimeout)
 		case <-time.After(50 * time.Millisecond):
 		}
+		if p.cfg.ListenAddrs {
+			if ok, err := p.readAddrs(); err != nil {
+				return err
+			} else if !ok {
+				continue
+			}
+		}
 		if p.ready(ctx) {
-			return
+			return nil
 		}
 	}
 }
 
+// readAddrs reads the address file once it exists; the first addresses read are kept for the
+// following starts, which must report the same ones.
+func (p *Process) readAddrs() (bool, error) {
+	b, err := os.ReadFile(p.addrFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var got listenAddrs
+	if err := json.Unmarshal(b, &got); err != nil || got.Ops == "" {
+		return false, fmt.Errorf("reported unusable addresses in %s: %q (%v)", p.addrFile(), b, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.addrs.Ops == "":
+		p.addrs = got
+	case got != p.addrs:
+		return false, fmt.Errorf("came back on %+v, not on the first start's %+v", got, p.addrs)
+	}
+	return true, nil
+}
+
 func (p *Process) ready(ctx context.Context) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.cfg.Ops+"/readyz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.OpsURL()+"/readyz", nil)
 	if err != nil {
 		return false
 	}
@@ -330,17 +500,6 @@ func (p *Process) Tail(n int) string {
 		out = out[len(out)-n:]
 	}
 	return out
-}
-
-// FreePort returns a loopback TCP port that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // Run runs the binary to completion with args and extra KEY=VALUE environment variables (added

@@ -120,3 +120,56 @@ func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	r.fatal = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+// TestProcessListenAddrs drives a shell standing in for `wavehouse serve --listen-addr-file`:
+// Start waits for the reported addresses, the URLs come from them (a wildcard host as
+// loopback), a restart is handed the first start's addresses to re-bind, and a restart that
+// finds its address taken is launched again.
+func TestProcessListenAddrs(t *testing.T) {
+	ops := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer ops.Close()
+	opsAddr := strings.TrimPrefix(ops.URL, "http://")
+	// sh -c SCRIPT --listen-addr-file PATH: $0 is the flag, $1 the path. The first start
+	// "binds" [::]:7 and the ops test server; a pinned start reports what it was given, except
+	// that its first attempt finds the address taken.
+	script := `[ "$0" = --listen-addr-file ] || { echo "no flag: $0" >&2; exit 9; }
+echo "pinned=$WH_SERVER_LISTEN,$WH_OPS_LISTEN"
+if [ -n "$WH_OPS_LISTEN" ]; then
+	if [ ! -e taken ]; then : > taken; echo "listen tcp $WH_SERVER_LISTEN: bind: address already in use" >&2; exit 1; fi
+	printf '{"server":"%s","ops":"%s"}' "$WH_SERVER_LISTEN" "$WH_OPS_LISTEN" > "$1.tmp"
+else
+	printf '{"server":"[::]:7","ops":"%s"}' "` + opsAddr + `" > "$1.tmp"
+fi
+mv "$1.tmp" "$1"
+trap 'exit 0' TERM; while :; do sleep 0.05; done`
+	p := NewProcess(t, ProcessConfig{
+		Name: "sh", Binary: "/bin/sh", Dir: t.TempDir(), ListenAddrs: true, StopTimeout: 10 * time.Second,
+		Args: []string{"-c", script},
+	})
+	if p.APIURL() != "" || p.OpsURL() != "" {
+		t.Fatalf("URLs before the first start: %q %q, want none", p.APIURL(), p.OpsURL())
+	}
+	p.Start(t)
+	if got, want := p.APIURL(), "http://127.0.0.1:7"; got != want {
+		t.Fatalf("APIURL() = %q, want %q (a wildcard host is reached on loopback)", got, want)
+	}
+	if p.OpsURL() != ops.URL {
+		t.Fatalf("OpsURL() = %q, want %q", p.OpsURL(), ops.URL)
+	}
+	p.Stop(t)
+	p.Start(t)
+	if p.APIURL() != "http://127.0.0.1:7" || p.OpsURL() != ops.URL {
+		t.Fatalf("URLs after the restart: %q %q", p.APIURL(), p.OpsURL())
+	}
+	out := p.Output()
+	for _, want := range []string{"pinned=,\n", "pinned=[::]:7," + opsAddr + "\n", "=== sh start 3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output %q lacks %q", out, want)
+		}
+	}
+	if strings.Count(out, "address already in use") != 1 {
+		t.Fatalf("output %q: want one start refused with its address taken, then a relaunch", out)
+	}
+}

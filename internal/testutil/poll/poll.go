@@ -8,17 +8,21 @@ import (
 )
 
 // Interval is how often Until checks its condition.
-const Interval = 10 * time.Millisecond
+const Interval = 100 * time.Millisecond
 
-// Until calls cond every Interval until it reports true, and fails the test when it has not
-// within timeout; what names the awaited state in the failure.
+// Until checks cond every Interval until it is true, failing the test (FailNow) when timeout
+// passes first or the test's context ends; what names the awaited state in the message.
 func Until(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
-		time.Sleep(Interval)
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(Interval):
+		}
 	}
 }

@@ -105,7 +105,8 @@ func New(t testing.TB, srv Servers, natsURLs []string, replicas int) *Backends {
 
 // Config is the boot config of one process of the deployment (see HistoryWindow and
 // SweepInterval for its timings).
-func (b *Backends) Config(name, role, dir string, apiPort, opsPort int) string {
+// Its listeners bind port 0; the process reports the addresses it bound (gatewaybin ListenAddrs).
+func (b *Backends) Config(name, role, dir string) string {
 	var urls []string
 	for _, u := range b.NATSURLs {
 		urls = append(urls, fmt.Sprintf("%q", u))
@@ -117,9 +118,9 @@ func (b *Backends) Config(name, role, dir string, apiPort, opsPort int) string {
 	return fmt.Sprintf(`roles: %s
 instance_id: %s
 server:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 ops:
-  listen: 127.0.0.1:%d
+  listen: 127.0.0.1:0
 data_dir: %s
 shutdown_timeout: 15s
 log:
@@ -160,7 +161,7 @@ dedupe:
 coord:
   backend: nats
   lease: 2s
-`, role, name, apiPort, opsPort, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
+`, role, name, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
 		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
@@ -179,7 +180,8 @@ type Proc struct {
 }
 
 // Start writes the config of one process of the deployment into a fresh directory, starts the
-// binary on free loopback ports and waits until /readyz answers 200.
+// binary on port 0 (restarts re-bind the addresses of the first start) and waits until /readyz
+// answers 200.
 func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	t.Helper()
 	dir := t.TempDir()
@@ -188,19 +190,14 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second},
 	}
 	t.Cleanup(p.HTTP.CloseIdleConnections)
-	apiPort, opsPort := gatewaybin.FreePort(t), gatewaybin.FreePort(t)
-	for opsPort == apiPort { // a port just released can be handed out again
-		opsPort = gatewaybin.FreePort(t)
-	}
-	p.API = fmt.Sprintf("http://127.0.0.1:%d", apiPort)
-	p.Ops = fmt.Sprintf("http://127.0.0.1:%d", opsPort)
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(b.Config(name, role, dir, apiPort, opsPort)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(b.Config(name, role, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p.Process = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
 		Name: name, Binary: binary, Args: []string{"serve", "--config", cfgPath},
-		Dir: dir, Ops: p.Ops, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
+		Dir: dir, ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
 	})
+	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,11 +111,49 @@ func (c *NATSCluster) URLs() []string {
 // nats.Connect accepts.
 func (c *NATSCluster) URL() string { return strings.Join(c.URLs(), ",") }
 
-// Stop stops node i gracefully: SIGTERM, then SIGKILL after ten seconds.
-func (c *NATSCluster) Stop(t testing.TB, i int) { t.Helper(); c.node(t, i).stopT(t) }
+// Stop stops node i gracefully: SIGTERM, then SIGKILL after ten seconds;
+// then it waits until the running nodes have dropped their routes to it.
+func (c *NATSCluster) Stop(t testing.TB, i int) {
+	t.Helper()
+	c.node(t, i).stopT(t)
+	c.waitRoutesGone(t, i)
+}
 
-// Kill kills node i with SIGKILL and waits until it has exited.
-func (c *NATSCluster) Kill(t testing.TB, i int) { t.Helper(); c.node(t, i).killT(t) }
+// Kill kills node i with SIGKILL, waits until it has exited and until the
+// running nodes have dropped their routes to it. Until a node has noticed,
+// it still forwards messages to the dead node's subscriptions (a stream
+// leader's, say), where they are lost: a request then times out instead of
+// being told at once that nobody serves it, and a test would be timing the
+// route's teardown rather than the cluster's answer to the loss.
+func (c *NATSCluster) Kill(t testing.TB, i int) {
+	t.Helper()
+	c.node(t, i).killT(t)
+	c.waitRoutesGone(t, i)
+}
+
+// waitRoutesGone waits until no running node reports a route to node i.
+func (c *NATSCluster) waitRoutesGone(t testing.TB, i int) {
+	t.Helper()
+	gone := fmt.Sprintf("%s-%d", c.Name, i)
+	probe := func(ctx context.Context) error {
+		for j, n := range c.Nodes {
+			if j == i || !n.p.running() {
+				continue
+			}
+			names, err := routeNames(ctx, n.MonitorURL)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(names, gone) {
+				return fmt.Errorf("%s still has a route to %s", n.p.name, gone)
+			}
+		}
+		return nil
+	}
+	if err := pollReady(probe, readyTimeout, func() error { return nil }); err != nil {
+		t.Fatalf("testsvc: NATS cluster %s: %v", c.Name, err)
+	}
+}
 
 // Start starts node i again on its store directory and ports and waits
 // until it has JetStream enabled; then, when a majority of the nodes is
@@ -200,6 +239,30 @@ func (c *NATSCluster) killAll() {
 	for _, n := range c.Nodes {
 		n.p.kill()
 	}
+}
+
+// routeNames returns the server names of a node's routes (/routez).
+func routeNames(ctx context.Context, monitorURL string) ([]string, error) {
+	code, body, err := httpGet(ctx, monitorURL+"/routez")
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/routez: status %d", monitorURL, code)
+	}
+	var routez struct {
+		Routes []struct {
+			RemoteName string `json:"remote_name"`
+		} `json:"routes"`
+	}
+	if err := json.Unmarshal([]byte(body), &routez); err != nil {
+		return nil, fmt.Errorf("GET %s/routez: %w", monitorURL, err)
+	}
+	names := make([]string, len(routez.Routes))
+	for i, r := range routez.Routes {
+		names[i] = r.RemoteName
+	}
+	return names, nil
 }
 
 // metaLeader returns the JetStream meta leader a node reports in /jsz.

@@ -7,27 +7,58 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// freePorts returns n distinct loopback TCP ports that were free a moment
-// ago. They are held open together so the kernel hands out distinct ones.
+// handedOut is every port freePorts returned in this test process. A port is free again in the
+// kernel's eyes from the moment freePorts closes its listener until the server binds it, so
+// without this record two servers started by parallel tests of one process could be handed the
+// same port. It is testsvc's one package-level variable: the port space it mirrors is shared by
+// the whole process too.
+var handedOut = portSet{ports: make(map[int]struct{})}
+
+// portSet is a set of ports safe for concurrent use.
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]struct{}
+}
+
+// freePorts returns n distinct loopback TCP ports that were free a moment ago and that this test
+// process never handed out before. It picks them while holding every listener it opened
+// (including those on ports handed out before, so that the kernel moves on), then closes them.
+//
+// External servers need a port number on their command line, so a port is still chosen before
+// the server binds it, and one race remains: in that moment another process (another test
+// binary, or a socket given the port as its local end of a connection) can take it. The server
+// then fails to bind and exits before it is ready, and launch and StartNATSCluster start it
+// again on fresh ports (startAttempts). A restart of a running server (startT) re-binds its ports
+// and is not retried; its ports were bound a moment before, so the window is only the restart.
 func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
+	handedOut.mu.Lock()
+	defer handedOut.mu.Unlock()
+	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
 			_ = l.Close()
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("free port: %w", err)
 		}
 		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := l.Addr().(*net.TCPAddr).Port
+		if _, seen := handedOut.ports[port]; seen {
+			continue
+		}
+		ports = append(ports, port)
+	}
+	for _, p := range ports {
+		handedOut.ports[p] = struct{}{}
 	}
 	return ports, nil
 }
