@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
+
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
@@ -150,7 +152,7 @@ func TestEveryEnumValueCheckAcceptsBoots(t *testing.T) {
 					t.Logf("refused by check: %v", err)
 					return
 				}
-				var out syncBuffer
+				var out logbuf.Buffer
 				log, err := logging.New(&out, logging.Options{Level: cfg.Log.Level, Format: cfg.Log.Format})
 				if err != nil {
 					t.Fatalf("accepted by check, refused by serve's logger: %v", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
+
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -86,7 +88,7 @@ func TestFewerPartitionsStrandNoRow(t *testing.T) {
 
 	cfg.MQ.Partitions = 1
 	cfg.Ingest.Flush.MaxWait = config.Duration(50 * time.Millisecond)
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	a, _ = runApp(t, cfg, slog.New(slog.NewJSONHandler(logs, nil)))
 	base = "http://" + a.APIAddr()
 	warning := `"msg":"mq: partition streams beyond mq.partitions hold unacknowledged frames (left by a larger partition count); the ingest role drains them","partitions":1,`

@@ -1,14 +1,14 @@
 package app
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 )
 
 // TestPipesReloadWithoutRestart adds a pipe to settings_dir/pipes while the process runs, then
@@ -21,7 +21,7 @@ func TestPipesReloadWithoutRestart(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	a := startAppWithLog(t, cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	base := "http://" + a.APIAddr()
 	if r := call(t, "GET", base+"/v1/pipes", "", ""); r.code != 200 || strings.Contains(r.raw, "plus") {
@@ -41,24 +41,6 @@ func TestPipesReloadWithoutRestart(t *testing.T) {
 	if r := call(t, "GET", base+"/v1/pipes/plus?x=1", "", ""); !strings.Contains(r.raw, `"y":2`) {
 		t.Fatalf("an invalid edit replaced the served pipes: %d %s", r.code, r.raw)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func waitUntil(t *testing.T, cond func() bool) {

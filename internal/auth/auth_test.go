@@ -2,8 +2,8 @@ package auth
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -12,29 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func writeTenant(t testing.TB, dir, name, content string) {
 	t.Helper()
@@ -54,7 +36,7 @@ type fixture struct {
 	mgr      *settings.Manager
 	auth     *Authenticator
 	mux      *http.ServeMux
-	log      *syncBuffer
+	log      *logbuf.Buffer
 	now      time.Time
 	keys     map[string]NewKey // by label
 	operator string
@@ -63,7 +45,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, allowAnonymous bool, tenants func(f *fixture) map[string]string) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), log: &syncBuffer{}, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), keys: map[string]NewKey{}}
+	f := &fixture{dir: t.TempDir(), log: &logbuf.Buffer{}, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), keys: map[string]NewKey{}}
 	for name, content := range tenants(f) {
 		writeTenant(t, f.dir, name, content)
 	}

@@ -1,38 +1,20 @@
 package settings
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a bytes.Buffer safe for a logger and a reader on different goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // writeAtomic replaces dir/rel by renaming a complete temporary file over it, as editors and
 // ConfigMap updates do, so the poller never sees it half-written.
@@ -108,7 +90,7 @@ func TestReloadAddRevokeKeyAndChangeLimit(t *testing.T) {
 func TestInvalidEditKeepsPreviousSettings(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "tenants/acme.yaml", "database: acme\nkeys:\n"+keyLine("a1b2c3d4e5f6", hashA))
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	m := newManager(t, dir, slog.New(slog.NewJSONHandler(log, nil)))
 	before := m.Current()
 	const pasted = "wh_a1b2c3d4e5f6_7f3c9a0b1d2e4f5a6b7c8d9e0f1a2b3c"
@@ -179,7 +161,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestRunPicksUpFileChanges(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "tenants/acme.yaml", "database: acme\n")
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	m := newManager(t, dir, slog.New(slog.NewJSONHandler(log, nil)))
 	done := make(chan error, 1)
 	go func() { done <- m.Run(t.Context()) }()
@@ -231,7 +213,7 @@ func TestPasswordNeverInLogsOrErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, dir, "tenants/acme.yaml", "database: acme\nclickhouse:\n  addrs: [h:9000]\n  password_file: "+pw+"\n")
-	log := &syncBuffer{}
+	log := &logbuf.Buffer{}
 	m := newManager(t, dir, slog.New(slog.NewJSONHandler(log, nil)))
 	if acme, _ := m.Current().Tenant("acme"); acme.ClickHouse.PasswordFile != pw {
 		t.Fatalf("password file = %q", acme.ClickHouse.PasswordFile)

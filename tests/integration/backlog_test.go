@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
@@ -83,7 +85,7 @@ func TestBacklogDrainsOnce(t *testing.T) {
 	if resp := g.ingest(t, table, "", ctNDJSON, []byte(first.String())); resp.Status/100 != 2 {
 		t.Fatalf("first row: %s", resp)
 	}
-	eventually(t, 30*time.Second, "the first row inserted", func() bool { return count(t, r, table) == 1 })
+	poll.Until(t, 30*time.Second, "the first row inserted", func() bool { return count(t, r, table) == 1 })
 
 	ch.Stop(t)
 	target := backlogBytes(t)
@@ -130,7 +132,7 @@ func TestBacklogDrainsOnce(t *testing.T) {
 	start := time.Now()
 	var firstInsert time.Time // the first backlog row visible: the server is up and the breaker closed
 	drain := 10*time.Minute + time.Duration(want/20_000)*time.Second
-	eventually(t, drain, "the backlog drained", func() bool {
+	poll.Until(t, drain, "the backlog drained", func() bool {
 		n := count(t, r, table)
 		if n > 1 && firstInsert.IsZero() {
 			firstInsert = time.Now()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -115,22 +114,6 @@ func count(t *testing.T, r rowReader, table string) int {
 	var n int
 	fmt.Sscan(rows[0]["n"].(string), &n)
 	return n
-}
-
-// eventually polls cond until it is true or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // jsonText re-encodes a decoded JSON value.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -58,8 +60,8 @@ func TestPoisonRowDeadLetteredSplit(t *testing.T) {
 	ingestCfg.Roles = "ingest"
 	startGateway(t, ingestCfg)
 
-	eventually(t, 60*time.Second, "the good rows", func() bool { return count(t, r, table) == good })
-	eventually(t, 30*time.Second, "the poison record in the DLQ", func() bool { return dlqCount(t, api, table) == 1 })
+	poll.Until(t, 60*time.Second, "the good rows", func() bool { return count(t, r, table) == good })
+	poll.Until(t, 30*time.Second, "the poison record in the DLQ", func() bool { return dlqCount(t, api, table) == 1 })
 	if n := len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'poison'", table)); n != 0 {
 		t.Fatalf("the poison row is in the table %d times", n)
 	}
@@ -80,10 +82,10 @@ func TestPoisonRowDeadLetteredSplit(t *testing.T) {
 	if rep.Status != http.StatusOK || !strings.Contains(string(rep.Body), `"replayed":1`) {
 		t.Fatalf("replay: %s, want 200 with replayed 1", rep)
 	}
-	eventually(t, 60*time.Second, "the replayed row", func() bool {
+	poll.Until(t, 60*time.Second, "the replayed row", func() bool {
 		return len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'poison' AND extra = 'stale'", table)) == 1
 	})
-	eventually(t, 30*time.Second, "an empty DLQ", func() bool { return dlqCount(t, api, table) == 0 && len(dlqEntries(t, api, table)) == 0 })
+	poll.Until(t, 30*time.Second, "an empty DLQ", func() bool { return dlqCount(t, api, table) == 0 && len(dlqEntries(t, api, table)) == 0 })
 	if n := count(t, r, table); n != good+1 {
 		t.Fatalf("%d rows after the replay, want %d", n, good+1)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestPoisonRowDeadLettered sends a batch of good rows plus one record that passes validation but
@@ -42,7 +44,7 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 				t.Fatalf("poison with wait=committed: %s, want 202 committed false dead_lettered true", resp)
 			}
 
-			eventually(t, 30*time.Second, "the good rows", func() bool { return count(t, r, table) == requests*perRequest })
+			poll.Until(t, 30*time.Second, "the good rows", func() bool { return count(t, r, table) == requests*perRequest })
 			if n := len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'poison'", table)); n != 0 {
 				t.Fatalf("the poison row is in the table %d times", n)
 			}
@@ -76,10 +78,10 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 			if rep.Status != http.StatusOK || !strings.Contains(string(rep.Body), `"replayed":1`) {
 				t.Fatalf("replay: %s, want 200 with replayed 1", rep)
 			}
-			eventually(t, 30*time.Second, "the replayed row", func() bool {
+			poll.Until(t, 30*time.Second, "the replayed row", func() bool {
 				return len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'poison' AND p = 42", table)) == 1
 			})
-			eventually(t, 30*time.Second, "an empty DLQ", func() bool { return dlqCount(t, g, table) == 0 && len(dlqEntries(t, g, table)) == 0 })
+			poll.Until(t, 30*time.Second, "an empty DLQ", func() bool { return dlqCount(t, g, table) == 0 && len(dlqEntries(t, g, table)) == 0 })
 			if got := count(t, r, table); got != requests*perRequest+1 {
 				t.Fatalf("%d rows after the replay, want %d", got, requests*perRequest+1)
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -61,11 +63,11 @@ func TestQueueUnavailable(t *testing.T) {
 	ns.Stop(t)
 	requireRetryable(t, "queue down", g.ingest(t, table, "", ctJSON, []byte(`{"id":"during"}`)), http.StatusServiceUnavailable, "ingest.queue_unavailable")
 	ns.Start(t)
-	eventually(t, 60*time.Second, "ingest accepted again", func() bool {
+	poll.Until(t, 60*time.Second, "ingest accepted again", func() bool {
 		return g.ingest(t, table, "", ctJSON, []byte(`{"id":"after"}`)).Status == http.StatusAccepted
 	})
 	r := readerFor(g)
-	eventually(t, 30*time.Second, "the rows accepted after the outage", func() bool {
+	poll.Until(t, 30*time.Second, "the rows accepted after the outage", func() bool {
 		return len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'after'", table)) >= 1
 	})
 	if n := len(r.selectRows(t, "SELECT id FROM {table} WHERE id = 'during'", table)); n != 0 {

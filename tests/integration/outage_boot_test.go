@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -65,7 +67,7 @@ func TestBootDuringClickHouseOutage(t *testing.T) {
 	if resp := g.ingest(t, table, "", ctNDJSON, ndjson("a", 5)); resp.Status != http.StatusAccepted {
 		t.Fatalf("first life ingest: %s", resp)
 	}
-	eventually(t, 60*time.Second, "first life's rows in ClickHouse", func() bool { return count(t, r, table) == 5 })
+	poll.Until(t, 60*time.Second, "first life's rows in ClickHouse", func() bool { return count(t, r, table) == 5 })
 	if rz := g.readyz(t); rz.Code != http.StatusOK || rz.Status != "ok" || len(rz.Degraded) != 0 {
 		t.Fatalf("/readyz with ClickHouse up: %d %+v", rz.Code, rz)
 	}
@@ -108,8 +110,8 @@ func TestBootDuringClickHouseOutage(t *testing.T) {
 
 	// ClickHouse returns on the same data directory: the backlog drains, exactly once.
 	ch.Start(t)
-	eventually(t, 90*time.Second, "the outage's rows in ClickHouse", func() bool { return count(t, r, table) >= 15 })
-	eventually(t, 30*time.Second, "/readyz to recover", func() bool { rz := g.readyz(t); return rz.Code == http.StatusOK && rz.Status == "ok" })
+	poll.Until(t, 90*time.Second, "the outage's rows in ClickHouse", func() bool { return count(t, r, table) >= 15 })
+	poll.Until(t, 30*time.Second, "/readyz to recover", func() bool { rz := g.readyz(t); return rz.Code == http.StatusOK && rz.Status == "ok" })
 	rows := r.selectRows(t, "SELECT toString(count()) AS total, toString(uniqExact(id)) AS uniq, toString(countIf(id LIKE 'c%')) AS bad FROM {table}", table)
 	if rows[0]["total"] != "15" || rows[0]["uniq"] != "15" || rows[0]["bad"] != "0" {
 		t.Fatalf("table holds %v, want 15 rows, 15 distinct ids, none of the rejected request", rows[0])

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -82,14 +84,14 @@ func TestClickHouseOutage(t *testing.T) {
 	}
 	waitAcks := func(what string, n int) {
 		_, before := acks.snapshot()
-		eventually(t, 60*time.Second, what, func() bool { _, got := acks.snapshot(); return got-before >= n })
+		poll.Until(t, 60*time.Second, what, func() bool { _, got := acks.snapshot(); return got-before >= n })
 	}
 	waitAcks("ingest before the outage", 20)
-	eventually(t, 30*time.Second, "rows inserted before the outage", func() bool { return count(t, r, table) > 0 })
+	poll.Until(t, 30*time.Second, "rows inserted before the outage", func() bool { return count(t, r, table) > 0 })
 
 	ch.Stop(t)
 	_, atStop := acks.snapshot()
-	eventually(t, 20*time.Second, "/readyz to report the store degraded", func() bool {
+	poll.Until(t, 20*time.Second, "/readyz to report the store degraded", func() bool {
 		rz := g.readyz(t)
 		return rz.Code == http.StatusOK && rz.Status == "degraded" && rz.Degraded["store"] != ""
 	})
@@ -103,7 +105,7 @@ func TestClickHouseOutage(t *testing.T) {
 	_, atStart := acks.snapshot()
 	ch.Start(t)
 	waitAcks("ingest after the outage", 20)
-	eventually(t, 30*time.Second, "/readyz to recover", func() bool { rz := g.readyz(t); return rz.Code == http.StatusOK && rz.Status == "ok" })
+	poll.Until(t, 30*time.Second, "/readyz to recover", func() bool { rz := g.readyz(t); return rz.Code == http.StatusOK && rz.Status == "ok" })
 	cancel()
 	wg.Wait()
 

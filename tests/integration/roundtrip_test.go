@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -160,7 +162,7 @@ func TestIngestRoundTrip(t *testing.T) {
 			if acc.Accepted != 1 || acc.Sequence == "" {
 				t.Fatalf("gzip ingest: %s, want accepted 1 and a sequence", gz)
 			}
-			eventually(t, 30*time.Second, "the gzip row", func() bool { return count(t, r, table) == len(rows) })
+			poll.Until(t, 30*time.Second, "the gzip row", func() bool { return count(t, r, table) == len(rows) })
 
 			// Every refused request enqueued nothing; the partial one only its valid rows.
 			wantIDs := checkValidation(t, g, table, rows[2].in)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // killCycles is how many times TestSIGKILLUnderLoad kills the gateway (WH_TEST_KILL_CYCLES).
@@ -46,7 +48,7 @@ func TestSIGKILLUnderLoad(t *testing.T) {
 				}
 				// Kill mid-load: once this cycle has had a fair number of acknowledged requests.
 				_, before := acks.snapshot()
-				eventually(t, 60*time.Second, "acknowledged requests under load", func() bool {
+				poll.Until(t, 60*time.Second, "acknowledged requests under load", func() bool {
 					_, n := acks.snapshot()
 					return n-before >= 50
 				})

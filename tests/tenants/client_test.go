@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -167,7 +169,7 @@ func (s *stream) text() string {
 // waitFor waits until the stream has delivered marker.
 func (s *stream) waitFor(t *testing.T, what, marker string) {
 	t.Helper()
-	eventually(t, 30*time.Second, what, func() bool { return strings.Contains(s.text(), marker) })
+	poll.Until(t, 30*time.Second, what, func() bool { return strings.Contains(s.text(), marker) })
 }
 
 // close ends the stream and waits for its reader.

@@ -1,7 +1,6 @@
 package tenants_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -157,20 +156,6 @@ func writeAtomic(t *testing.T, path, content string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// eventually polls cond every 100 ms until it is true or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -119,7 +121,7 @@ func TestLimitsLoad(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, 30*time.Second, "tenant a's first 429", func() bool { return refused.Load() > 0 })
+	poll.Until(t, 30*time.Second, "tenant a's first 429", func() bool { return refused.Load() > 0 })
 	loaded := measure("during a's overload", requests)
 	cancel()
 	wg.Wait()

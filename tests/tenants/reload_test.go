@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -40,7 +42,7 @@ func TestReloadOnChange(t *testing.T) {
 		}
 		r.Keys = append(r.Keys, added)
 		g.writeTenant(t, r)
-		eventually(t, reloadTimeout, added.String()+" to be accepted", func() bool {
+		poll.Until(t, reloadTimeout, added.String()+" to be accepted", func() bool {
 			return g.ingest(t, added.Token, "events", "", `{"id":"added","n":1}`).Status == http.StatusAccepted
 		})
 	})
@@ -48,7 +50,7 @@ func TestReloadOnChange(t *testing.T) {
 	t.Run("revoke key", func(t *testing.T) {
 		r.Keys = r.without("added")
 		g.writeTenant(t, r)
-		eventually(t, reloadTimeout, added.String()+" to be revoked", func() bool {
+		poll.Until(t, reloadTimeout, added.String()+" to be revoked", func() bool {
 			got := g.ingest(t, added.Token, "events", "", `{"id":"revoked","n":1}`)
 			return got.Status == http.StatusUnauthorized && got.Code() == "auth.invalid_key"
 		})
@@ -61,7 +63,7 @@ func TestReloadOnChange(t *testing.T) {
 		r.Limits = "{requests_per_second: 1, burst: 1}"
 		g.writeTenant(t, r)
 		var refused gatewaybin.Response
-		eventually(t, reloadTimeout, "a 429 under requests_per_second 1", func() bool {
+		poll.Until(t, reloadTimeout, "a 429 under requests_per_second 1", func() bool {
 			for range 3 {
 				if got := g.do(t, http.MethodGet, "/v1/tables", query, nil); got.Status == http.StatusTooManyRequests {
 					refused = got
@@ -74,7 +76,7 @@ func TestReloadOnChange(t *testing.T) {
 
 		r.Limits = ""
 		g.writeTenant(t, r)
-		eventually(t, reloadTimeout, "the limit to be lifted", func() bool {
+		poll.Until(t, reloadTimeout, "the limit to be lifted", func() bool {
 			for range 10 {
 				if got := g.do(t, http.MethodGet, "/v1/tables", query, nil); got.Status != http.StatusOK {
 					return false
@@ -90,7 +92,7 @@ func TestReloadOnChange(t *testing.T) {
 		}
 		r.Pipes = map[string]string{"top": topPipe}
 		g.writeTenant(t, r)
-		eventually(t, reloadTimeout, "pipe top to be served", func() bool {
+		poll.Until(t, reloadTimeout, "pipe top to be served", func() bool {
 			return g.do(t, http.MethodGet, "/v1/pipes/top?limit=1", query, nil).Status == http.StatusOK
 		})
 	})
@@ -117,7 +119,7 @@ func TestReloadOnChange(t *testing.T) {
 			t.Fatalf("POST /v1/ops/settings/reload after an invalid edit: %s, want 422 settings.invalid naming tenants/r/tenant.yaml, its line and the key \"scope\"", got)
 		}
 		// The poller refuses the same directory and logs the finding once.
-		eventually(t, reloadTimeout, "the poller to log the finding", func() bool {
+		poll.Until(t, reloadTimeout, "the poller to log the finding", func() bool {
 			return strings.Contains(g.proc.Output(), "tenants/r/tenant.yaml")
 		})
 		if got := g.do(t, http.MethodGet, "/v1/tables", query, nil); got.Status != http.StatusOK {
@@ -158,10 +160,10 @@ func TestReloadOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.proc.Signal(t, syscall.SIGHUP)
-	eventually(t, reloadTimeout, k.String()+" to be accepted after SIGHUP", func() bool {
+	poll.Until(t, reloadTimeout, k.String()+" to be accepted after SIGHUP", func() bool {
 		return g.do(t, http.MethodGet, "/v1/tables", k.Token, nil).Status == http.StatusOK
 	})
-	eventually(t, reloadTimeout, "the new operator key after SIGHUP", func() bool {
+	poll.Until(t, reloadTimeout, "the new operator key after SIGHUP", func() bool {
 		return g.do(t, http.MethodGet, "/v1/ops/dlq?tenant=h", newOp, nil).Status == http.StatusOK
 	})
 	if got := g.do(t, http.MethodGet, "/v1/ops/dlq?tenant=h", oldOp, nil); got.Status != http.StatusUnauthorized {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // anonymousWarning is the start of the line logged at every boot of a public anonymous API.
@@ -69,7 +71,7 @@ func TestSecureDefault(t *testing.T) {
 		}
 		k := newKey(t, "l", "query", "query", "")
 		g.writeTenant(t, &tenant{Name: "l", Database: "tenant_l", Keys: []*apiKey{k}})
-		eventually(t, reloadTimeout, "anonymous access to end once a key exists", func() bool {
+		poll.Until(t, reloadTimeout, "anonymous access to end once a key exists", func() bool {
 			got := g.do(t, http.MethodGet, "/v1/tables", "", nil)
 			return got.Status == http.StatusUnauthorized && got.Code() == "auth.missing_key"
 		})

@@ -185,14 +185,7 @@ func TestHeldFramesAreNotRedelivered(t *testing.T) {
 	cfg.MaxWait, cfg.FetchWait = 20*time.Millisecond, 50*time.Millisecond
 	cfg.ProgressInterval = ackWait / 4
 	cfg.InsertTimeout = time.Minute
-	w, err := New(cfg, Deps{Consumer: e.q, Store: slow, Targets: e, Metrics: m, Hooks: e.settledHook()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
+	runWriterWith(t, cfg, Deps{Consumer: e.q, Store: slow, Targets: e, Metrics: m, Hooks: e.settledHook()})
 
 	var ps []mq.Position
 	var want []uint64
@@ -229,14 +222,7 @@ func TestRedeliveryWhileHeldIsDropped(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxWait, cfg.FetchWait = 20*time.Millisecond, 50*time.Millisecond
 	cfg.ProgressInterval = 0
-	w, err := New(cfg, Deps{Consumer: e.q, Store: slow, Targets: e, Metrics: m, Hooks: e.settledHook()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(stopped) }()
-	t.Cleanup(func() { cancel(); <-stopped })
+	runWriterWith(t, cfg, Deps{Consumer: e.q, Store: slow, Targets: e, Metrics: m, Hooks: e.settledHook()})
 	ps := publishBatch(t, e)
 	e.waitSettled(t, ps...)
 	wantIDsOnce(t, e)

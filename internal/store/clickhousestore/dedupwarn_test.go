@@ -1,41 +1,23 @@
 package clickhousestore_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
-// syncBuffer is a bytes.Buffer safe for the store's concurrent log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestConnectWarnsWithoutDedupTokens: a server without insert_deduplication_token (18.16 here)
 // is named at connect as one where inserts are at least once.
 func TestConnectWarnsWithoutDedupTokens(t *testing.T) {
 	ch := testsvc.ClickHouseServer(t)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s, err := clickhousestore.New(clickhousestore.Config{Endpoint: clickhousestore.Endpoint{Addr: []string{ch.NativeAddr}}},
 		clickhousestore.Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
