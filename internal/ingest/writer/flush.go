@@ -305,6 +305,7 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 	m := w.deps.Metrics
 	inserted := 0
 	all := true
+	w.bumpBeforeAck(sctx, k, frames, failed)
 	for fi, d := range frames {
 		recs := d.Records()
 		release := func() { w.held.release(d) }
@@ -363,11 +364,26 @@ func (w *Writer) settle(ctx context.Context, k tableKey, frames []mq.Delivery, f
 	}
 	if inserted > 0 {
 		m.rowsInserted.WithLabelValues(k.tenant, k.table).Add(float64(inserted))
-		if w.deps.Hooks.Inserted != nil {
-			w.deps.Hooks.Inserted(sctx, k.tenant, k.table)
-		}
 	}
 	return all
+}
+
+// bumpBeforeAck runs the Inserted hook (the table's cache version bump) when any record of
+// frames was inserted, before any of them is acknowledged: a crash after the acks must not leave
+// cached results of the table stale, because nothing would redeliver the frames to bump it later.
+// A crash before the acks redelivers the frames, and settling them again bumps again.
+func (w *Writer) bumpBeforeAck(ctx context.Context, k tableKey, frames []mq.Delivery, failed map[recKey]error) {
+	if w.deps.Hooks.Inserted == nil {
+		return
+	}
+	for fi, d := range frames {
+		for ri := range d.Records() {
+			if _, bad := failed[recKey{fi, ri}]; !bad {
+				w.deps.Hooks.Inserted(ctx, k.tenant, k.table)
+				return
+			}
+		}
+	}
 }
 
 func (w *Writer) nakAll(ctx context.Context, frames []mq.Delivery, delay time.Duration, log interface {

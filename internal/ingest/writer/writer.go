@@ -30,7 +30,8 @@ type SchemaInvalidator interface {
 
 // Hooks are called after records are settled. They must not block for long.
 type Hooks struct {
-	// Inserted runs after rows of tenant/table were inserted (the cache version bump).
+	// Inserted runs after rows of tenant/table were inserted and before their frames are
+	// acknowledged (the cache version bump: see bumpBeforeAck).
 	Inserted func(ctx context.Context, tenant, table string)
 	// Settled runs for every record once it is inserted or dead-lettered.
 	Settled func(tenant, table string, pos mq.Position, deadLettered bool)
