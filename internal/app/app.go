@@ -204,8 +204,7 @@ func (a *App) apiHandler() (http.Handler, error) {
 	if err := h.Routes(mux); err != nil {
 		return nil, err
 	}
-	mux.HandleFunc("/", httpx.NotFound)
-	return httpx.Middleware(a.log, mux), nil
+	return httpx.Middleware(a.log, httpx.Routes(mux)), nil
 }
 
 // Run runs the process until ctx ends (graceful shutdown, nil) or a component fails (its

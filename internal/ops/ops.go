@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/wavehouse/wavehouse/internal/buildinfo"
+	"github.com/wavehouse/wavehouse/internal/httpx"
 )
 
 // Readiness tracks whether the process can serve: every component it runs must have reported
@@ -118,7 +119,8 @@ type Options struct {
 	Pprof     bool
 }
 
-// Handler returns the ops listener's routes.
+// Handler returns the ops listener's routes; an unknown path answers 404 and a wrong method 405
+// with Allow, both as JSON errors.
 func Handler(o Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
@@ -139,7 +141,7 @@ func Handler(o Options) http.Handler {
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+	return httpx.Routes(mux)
 }
 
 // readyzBody is the /readyz answer. Status is "ok", "degraded" (ready: the process accepts into
