@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wavehouse/wavehouse/internal/cache"
+	"github.com/wavehouse/wavehouse/internal/cache/cachemetrics"
 	"github.com/wavehouse/wavehouse/internal/cache/localcache"
 	"github.com/wavehouse/wavehouse/internal/cache/rediscache"
 )
@@ -35,7 +36,11 @@ func (a *App) buildCache() (Component, error) {
 	default:
 		return nil, fmt.Errorf("cache.backend %q is not built in", cc.Backend)
 	}
-	a.cache = c
+	wrapped, err := cachemetrics.Wrap(c, a.cfg.Cache.Backend, a.reg)
+	if err != nil {
+		return nil, err
+	}
+	a.cache = wrapped
 	return newComponent(compCache, nil, c.Run, c.Close), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,14 @@ func endToEnd(t *testing.T, cfg config.Config) {
 	}
 	if q := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT id, user, n FROM ev ORDER BY id"}`); q.header.Get("X-Cache") != "HIT" {
 		t.Fatalf("second query not a hit: %s", q.header.Get("X-Cache"))
+	}
+	// The miss, the fill and the hit are on /metrics, labelled with the backend.
+	_, metrics := get(t, "http://"+a.OpsAddr()+"/metrics")
+	for _, name := range []string{"wavehouse_cache_misses_total", "wavehouse_cache_fills_total", "wavehouse_cache_hits_total"} {
+		m := regexp.MustCompile(`(?m)^` + name + `\{backend="` + cfg.Cache.Backend + `"\} (\d+)$`).FindStringSubmatch(metrics)
+		if m == nil || m[1] == "0" {
+			t.Errorf("/metrics after a miss and a hit: %s = %v, want at least 1", name, m)
+		}
 	}
 	// Read your writes: the insert bumps the table version, so the cached result is not served.
 	if r := call(t, "POST", base+"/v1/ingest/ev?wait=committed", js, `{"id":3,"user":"cy"}`); r.code != 200 {

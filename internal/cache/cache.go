@@ -26,19 +26,20 @@ type Viewer interface {
 	View(ctx context.Context, key Key) ([]byte, error)
 }
 
-// Versioner holds the monotonic version counters that invalidate results.
+// Versioner holds the random version tokens that invalidate results.
 type Versioner interface {
-	// Versions reads, in one round trip, the tenant's versions and the version of each
-	// table in deps (a counter never bumped reads as 0). It returns ErrUnavailable while
+	// Versions reads, usually in one round trip, the tenant's versions and the version of
+	// each table in deps. A version the backend does not hold is created with a fresh
+	// random token, never read as 0 (see the package doc). It returns ErrUnavailable while
 	// a bump that would change the answer has not reached the backend yet. deps is only
 	// read: callers may share its slice between concurrent calls.
 	Versions(ctx context.Context, tenant string, deps Deps) (Versions, error)
-	// BumpTable advances the version of (tenant, table) and the tenant's write counter
-	// (which queries over unknown tables depend on). If the backend cannot be reached,
+	// BumpTable writes fresh tokens to the version of (tenant, table) and the tenant's write
+	// version (which queries over unknown tables depend on). If the backend cannot be reached,
 	// the bump is remembered and retried by Run until it lands, and nil is returned,
 	// because the bump is no longer the caller's to retry.
 	BumpTable(ctx context.Context, tenant, table string) error
-	// BumpTenant advances the tenant's epoch, orphaning every result of the tenant (for
+	// BumpTenant writes a fresh epoch token, orphaning every result of the tenant (for
 	// schema changes and purges), with the same delivery guarantee as BumpTable.
 	BumpTenant(ctx context.Context, tenant string) error
 }

@@ -9,15 +9,24 @@
 // # Semantics
 //
 // A cached result is filed under a [Key] built by [NewKey] from the tenant, the normalised
-// SQL, the bound parameters and the [Versions] the query depends on. Versions are
-// monotonic counters: one per (tenant, table), and per tenant an epoch and a write
-// counter. [Versioner.BumpTable] advances the table's counter and the tenant's write
-// counter; [Versioner.BumpTenant] advances the epoch. Every key folds the epoch; a key
-// for a query whose tables are known ([Deps].Tables) folds those tables' counters; a key
-// for a query whose tables are not known ([Deps].AllTables) folds the write counter, so
-// any insert of the tenant orphans it. A key built from new counters differs from every
-// key built before the bump, so older entries are orphaned and age out through their TTL
-// or the backend's eviction. Nothing is ever deleted to invalidate.
+// SQL, the bound parameters and the [Versions] the query depends on. Versions are opaque
+// random tokens ([NewToken]), not counters: one per (tenant, table), and per tenant an
+// epoch and a write version. [Versioner.BumpTable] writes fresh tokens to the table's
+// version and the tenant's write version; [Versioner.BumpTenant] writes a fresh epoch.
+// Every key folds the epoch; a key for a query whose tables are known ([Deps].Tables)
+// folds those tables' versions; a key for a query whose tables are not known
+// ([Deps].AllTables) folds the write version, so any insert of the tenant orphans it. A
+// key built from new tokens differs from every key built before the bump, so older
+// entries are orphaned and age out through their TTL or the backend's eviction. Nothing
+// is ever deleted to invalidate.
+//
+// A missing version is a miss. Two reads return the same token only if no bump and no loss
+// of the version happened in between. A version the backend does not hold (never bumped,
+// deleted, evicted, emptied by a restart) is never read as 0 or as any fixed value: the
+// backend creates it with a fresh random token (rediscache: SET NX, so concurrent readers
+// agree), or, in-process, starts every version from a random token per instance. So a lost
+// version can never match a fill filed before the loss, and a bump after a loss never
+// returns to an older token (as an INCR from nothing would).
 //
 // The caller must read versions BEFORE running the query and file the result under the key
 // built from those versions. An insert that lands while the query runs bumps the counters,

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -17,7 +18,7 @@ type Deps struct {
 	AllTables bool
 }
 
-// Versions is a snapshot of the counters a query depends on, read before it runs.
+// Versions is a snapshot of the version tokens a query depends on, read before it runs.
 type Versions struct {
 	// Epoch is the tenant's epoch, advanced by BumpTenant; every key folds it.
 	Epoch uint64
@@ -150,4 +151,15 @@ func escape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// NewToken returns a fresh random version token: 64 random bits, never 0. Backends write one
+// on every bump and whenever a version is found missing, so a version that was lost (deleted,
+// evicted, or emptied by a restart) never comes back to a value an older fill is filed under.
+func NewToken() uint64 {
+	for {
+		if t := rand.Uint64(); t != 0 {
+			return t
+		}
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/cache/rediscache"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -162,4 +164,43 @@ func TestRedisKilledDuringLoad(t *testing.T) {
 		t.Fatalf("health after recovery: %+v, want closed after exactly one open", h)
 	}
 	t.Logf("responses: %v", counts)
+}
+
+// TestLostRedisVersionIsAMiss deletes the table's version key in Redis after an insert (as an
+// eviction or an operator would): the next query must miss and return the current count, never
+// a HIT of a result filed before the insert.
+func TestLostRedisVersionIsAMiss(t *testing.T) {
+	b := backends()[0]
+	s := b.open(t)
+	proc := testsvc.StartRedis(t) // private: the test lists and deletes keys
+	e := newEnv(t, s, newRedisCache(t, proc.Addr, rediscache.Config{}))
+	raw := redis.NewClient(&redis.Options{Addr: proc.Addr})
+	t.Cleanup(func() { _ = raw.Close() })
+	read := func() (string, string) {
+		r := e.query(t, map[string]any{"sql": "SELECT count() AS c FROM events"})
+		if r.code != 200 {
+			t.Fatalf("query: %d %s", r.code, r.body)
+		}
+		return string(r.data(t)[0]["c"].(json.Number)), r.cache()
+	}
+	before, _ := read() // fill under the versions before the insert
+	if _, state := read(); state != "HIT" {
+		t.Fatalf("second read = %s, want HIT", state)
+	}
+	e.insert(t, `[900,"lost",0]`)
+	if err := e.cache.BumpTable(t.Context(), e.target.Tenant, "events"); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := read()
+	read() // the post-insert result is cached too
+	keys, err := raw.Keys(t.Context(), "*:t:events").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("version key of events: %q, %v", keys, err)
+	}
+	if err := raw.Del(t.Context(), keys[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, state := read(); state != "MISS" || got != n || got == before {
+		t.Fatalf("after DEL of the version key: %s rows (%s); want a MISS of %s (before the insert: %s)", got, state, n, before)
+	}
 }

@@ -43,6 +43,10 @@ type Harness struct {
 	// Advance moves the clock the instances use for TTLs. Nil when the backend keeps
 	// time itself; the TTL test then uses a short TTL and polls.
 	Advance func(d time.Duration)
+	// LoseVersions deletes every stored version of tenant behind the instances' back, as an
+	// eviction, a DEL or an empty restart would. Nil when the backend cannot lose a version
+	// without losing the results with it (an in-process backend).
+	LoseVersions func(t testing.TB, tenant string)
 	// StopBackend and StartBackend stop and restart the backend (Outage only).
 	StopBackend  func(t testing.TB)
 	StartBackend func(t testing.TB)
@@ -59,7 +63,14 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 	t.Run("Oversize", func(t *testing.T) { testOversize(t, newHarness(t, HarnessOptions{})) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, newHarness(t, HarnessOptions{})) })
 	t.Run("TenantIsolation", func(t *testing.T) { testTenantIsolation(t, newHarness(t, HarnessOptions{})) })
-	t.Run("VersionCounters", func(t *testing.T) { testVersionCounters(t, newHarness(t, HarnessOptions{})) })
+	t.Run("VersionTokens", func(t *testing.T) { testVersionTokens(t, newHarness(t, HarnessOptions{})) })
+	t.Run("LostVersions", func(t *testing.T) {
+		h := newHarness(t, HarnessOptions{})
+		if h.LoseVersions == nil {
+			t.Skip("the harness cannot lose versions")
+		}
+		testLostVersions(t, h)
+	})
 	t.Run("BumpOrphans", func(t *testing.T) { testBumpOrphans(t, newHarness(t, HarnessOptions{})) })
 	t.Run("BumpDuringQueryOrphansFill", func(t *testing.T) { testBumpDuringQuery(t, newHarness(t, HarnessOptions{})) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newHarness(t, HarnessOptions{})) })

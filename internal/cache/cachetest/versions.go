@@ -31,37 +31,63 @@ func testTenantIsolation(t *testing.T, h *Harness) {
 	}
 }
 
-func testVersionCounters(t *testing.T, h *Harness) {
+func testVersionTokens(t *testing.T, h *Harness) {
 	c := open(t, h)
-	const tenant = "tenant_counters"
+	const tenant = "tenant_tokens"
 	deps := cache.Deps{Tables: []string{"a", "b"}}
 	v0 := mustVersions(t, c, tenant, deps)
-	if v0.Epoch != 0 || v0.Tables["a"] != 0 || v0.Tables["b"] != 0 || len(v0.Tables) != 2 {
-		t.Fatalf("versions of a new tenant = %+v; want every counter 0 and both tables present", v0)
+	if v0.Epoch == 0 || v0.Tables["a"] == 0 || v0.Tables["b"] == 0 || len(v0.Tables) != 2 {
+		t.Fatalf("versions of a new tenant = %+v; want both tables present and no version 0 (a missing version is a fresh token, never 0)", v0)
+	}
+	if again := mustVersions(t, c, tenant, deps); again.Epoch != v0.Epoch || again.Tables["a"] != v0.Tables["a"] || again.Tables["b"] != v0.Tables["b"] {
+		t.Fatalf("a second read without a bump = %+v, first %+v; want the same tokens", again, v0)
 	}
 	all0 := mustVersions(t, c, tenant, cache.Deps{AllTables: true})
-	if !all0.AllTables {
-		t.Fatalf("Versions(AllTables) = %+v; want AllTables recorded", all0)
+	if !all0.AllTables || all0.Writes == 0 {
+		t.Fatalf("Versions(AllTables) = %+v; want AllTables recorded and a write token", all0)
 	}
-	mustBumpTable(t, c, tenant, "a")
-	mustBumpTable(t, c, tenant, "a")
+	seen := map[uint64]bool{v0.Tables["a"]: true}
+	for i := range 3 {
+		mustBumpTable(t, c, tenant, "a")
+		v := mustVersions(t, c, tenant, deps)
+		if seen[v.Tables["a"]] {
+			t.Fatalf("table a after bump %d = %d, a token it held before; want a new one", i+1, v.Tables["a"])
+		}
+		seen[v.Tables["a"]] = true
+		if v.Tables["b"] != v0.Tables["b"] || v.Epoch != v0.Epoch {
+			t.Fatalf("bumping table a moved b or the epoch: %+v -> %+v", v0, v)
+		}
+	}
 	v1 := mustVersions(t, c, tenant, deps)
-	if v1.Tables["a"] <= v0.Tables["a"] || v1.Tables["a"] < 2 {
-		t.Fatalf("table a after two bumps = %d; want it advanced by two from %d", v1.Tables["a"], v0.Tables["a"])
-	}
-	if v1.Tables["b"] != v0.Tables["b"] || v1.Epoch != v0.Epoch {
-		t.Fatalf("bumping table a moved b or the epoch: %+v -> %+v", v0, v1)
-	}
 	all1 := mustVersions(t, c, tenant, cache.Deps{AllTables: true})
-	if all1.Writes <= all0.Writes {
-		t.Fatalf("write counter after table bumps = %d, before %d; want it advanced", all1.Writes, all0.Writes)
+	if all1.Writes == all0.Writes {
+		t.Fatalf("write token after table bumps = %d, unchanged; want a new one", all1.Writes)
 	}
 	if err := c.BumpTenant(t.Context(), tenant); err != nil {
 		t.Fatalf("BumpTenant: %v", err)
 	}
 	v2 := mustVersions(t, c, tenant, deps)
-	if v2.Epoch <= v1.Epoch {
-		t.Fatalf("epoch after BumpTenant = %d, before %d; want it advanced", v2.Epoch, v1.Epoch)
+	if v2.Epoch == v1.Epoch || v2.Epoch == v0.Epoch {
+		t.Fatalf("epoch after BumpTenant = %d, before %d; want a new token", v2.Epoch, v1.Epoch)
+	}
+}
+
+// testLostVersions: versions the backend lost (LoseVersions) read as fresh tokens, so neither a
+// fill from before an insert nor one from after it is served, and neither is after the next
+// insert (a counter restarting from nothing would come back to an older fill's version).
+func testLostVersions(t *testing.T, h *Harness) {
+	c := open(t, h)
+	const tenant, sql = "tenant_lost", "SELECT count() FROM events"
+	for _, deps := range []cache.Deps{{Tables: []string{"events"}}, {AllTables: true}} {
+		before := cache.NewKey(tenant, sql, nil, mustVersions(t, c, tenant, deps))
+		mustSet(t, c, before, []byte("before"), time.Minute)
+		mustBumpTable(t, c, tenant, "events")
+		after := cache.NewKey(tenant, sql, nil, mustVersions(t, c, tenant, deps))
+		mustSet(t, c, after, []byte("after"), time.Minute)
+		h.LoseVersions(t, tenant)
+		wantMiss(t, c, cache.NewKey(tenant, sql, nil, mustVersions(t, c, tenant, deps)), "lookup after the versions were lost")
+		mustBumpTable(t, c, tenant, "events")
+		wantMiss(t, c, cache.NewKey(tenant, sql, nil, mustVersions(t, c, tenant, deps)), "lookup after the versions were lost and an insert")
 	}
 }
 
@@ -120,7 +146,7 @@ func testShared(t *testing.T, h *Harness) {
 	before := mustVersions(t, b, tenant, deps)
 	mustBumpTable(t, a, tenant, "events")
 	after := mustVersions(t, b, tenant, deps)
-	if after.Tables["events"] <= before.Tables["events"] {
+	if after.Tables["events"] == before.Tables["events"] {
 		t.Fatalf("instance b sees events at %d after instance a bumped it from %d", after.Tables["events"], before.Tables["events"])
 	}
 	wantMiss(t, b, queryKey(t, b, tenant, "SELECT 1 FROM events", deps), "instance b after instance a's bump")
@@ -129,8 +155,10 @@ func testShared(t *testing.T, h *Harness) {
 func testNotShared(t *testing.T, h *Harness) {
 	a, b := open(t, h), open(t, h)
 	const tenant = "tenant_private"
+	deps := cache.Deps{Tables: []string{"events"}}
+	before := mustVersions(t, b, tenant, deps)
 	mustBumpTable(t, a, tenant, "events")
-	if v := mustVersions(t, b, tenant, cache.Deps{Tables: []string{"events"}}); v.Tables["events"] != 0 {
-		t.Fatalf("a backend without the Shared capability shares bumps: %+v", v)
+	if v := mustVersions(t, b, tenant, deps); v.Tables["events"] != before.Tables["events"] {
+		t.Fatalf("a backend without the Shared capability shares bumps: %+v -> %+v", before, v)
 	}
 }

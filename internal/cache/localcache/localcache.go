@@ -1,6 +1,7 @@
 // Package localcache is the in-process cache backend (cache.backend: local): results in a
-// byte-bounded LRU with per-entry TTL, and version counters in memory. It is per process:
-// two instances never see each other's entries or bumps.
+// byte-bounded LRU with per-entry TTL, and random version tokens in memory, starting from a
+// random token per instance. It is per process: two instances never see each other's entries
+// or bumps.
 package localcache
 
 import (
@@ -41,6 +42,9 @@ type Cache struct {
 
 	vmu     sync.RWMutex
 	tenants map[string]*tenantVersions
+	// base is the random token every version of this instance starts from; a bump writes a
+	// fresh random token. No two instances (so no two processes) share a starting point.
+	base uint64
 }
 
 type entry struct {
@@ -73,6 +77,7 @@ func New(cfg Config, deps Deps) (*Cache, error) {
 		lru:     list.New(),
 		entries: make(map[cache.Key]*list.Element),
 		tenants: make(map[string]*tenantVersions),
+		base:    cache.NewToken(),
 	}, nil
 }
 
@@ -194,17 +199,26 @@ func (c *Cache) Bytes() int64 {
 	return c.bytes
 }
 
-// Versions reads the tenant's counters and those of deps.Tables.
+// Versions reads the tenant's version tokens and those of deps.Tables; a version never
+// bumped in this instance reads as the instance's random starting token.
 func (c *Cache) Versions(ctx context.Context, tenant string, deps cache.Deps) (cache.Versions, error) {
 	if err := c.checkOpen(ctx); err != nil {
 		return cache.Versions{}, err
 	}
-	v := cache.Versions{AllTables: deps.AllTables, Tables: make(map[string]uint64, len(deps.Tables))}
+	v := cache.Versions{Epoch: c.base, AllTables: deps.AllTables, Tables: make(map[string]uint64, len(deps.Tables))}
+	if deps.AllTables {
+		v.Writes = c.base
+	}
 	c.vmu.RLock()
 	defer c.vmu.RUnlock()
 	tv := c.tenants[tenant]
 	for _, table := range deps.Tables {
-		v.Tables[table] = 0
+		v.Tables[table] = c.base
+		if tv != nil {
+			if t, ok := tv.tables[table]; ok {
+				v.Tables[table] = t
+			}
+		}
 	}
 	if tv == nil {
 		return v, nil
@@ -213,22 +227,20 @@ func (c *Cache) Versions(ctx context.Context, tenant string, deps cache.Deps) (c
 	if deps.AllTables {
 		v.Writes = tv.writes
 	}
-	for _, table := range deps.Tables {
-		v.Tables[table] = tv.tables[table]
-	}
 	return v, nil
 }
 
 func (c *Cache) tenantLocked(tenant string) *tenantVersions {
 	tv := c.tenants[tenant]
 	if tv == nil {
-		tv = &tenantVersions{tables: make(map[string]uint64)}
+		tv = &tenantVersions{epoch: c.base, writes: c.base, tables: make(map[string]uint64)}
 		c.tenants[tenant] = tv
 	}
 	return tv
 }
 
-// BumpTable advances the version of (tenant, table) and the tenant's write counter.
+// BumpTable writes fresh tokens to the version of (tenant, table) and the tenant's write
+// version.
 func (c *Cache) BumpTable(ctx context.Context, tenant, table string) error {
 	if err := c.checkOpen(ctx); err != nil {
 		return err
@@ -236,20 +248,30 @@ func (c *Cache) BumpTable(ctx context.Context, tenant, table string) error {
 	c.vmu.Lock()
 	defer c.vmu.Unlock()
 	tv := c.tenantLocked(tenant)
-	tv.tables[table]++
-	tv.writes++
+	tv.tables[table] = freshToken(tv.tables[table], c.base)
+	tv.writes = freshToken(tv.writes, c.base)
 	return nil
 }
 
-// BumpTenant advances the tenant's epoch.
+// BumpTenant writes a fresh token to the tenant's epoch.
 func (c *Cache) BumpTenant(ctx context.Context, tenant string) error {
 	if err := c.checkOpen(ctx); err != nil {
 		return err
 	}
 	c.vmu.Lock()
 	defer c.vmu.Unlock()
-	c.tenantLocked(tenant).epoch++
+	tv := c.tenantLocked(tenant)
+	tv.epoch = freshToken(tv.epoch, c.base)
 	return nil
+}
+
+// freshToken returns a random token that differs from the current one and the base.
+func freshToken(current, base uint64) uint64 {
+	for {
+		if t := cache.NewToken(); t != current && t != base {
+			return t
+		}
+	}
 }
 
 // Health reports a closed breaker and no pending invalidation: nothing can be unreachable.

@@ -1,9 +1,11 @@
 package rediscache_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/cache"
@@ -42,6 +44,18 @@ func TestConformance(t *testing.T) {
 		}
 		cfg := testConfig(t, addr)
 		h.MaxValueBytes = cfg.MaxValueBytes
+		h.LoseVersions = func(t testing.TB, tenant string) {
+			raw := redis.NewClient(&redis.Options{Addr: addr})
+			defer raw.Close()
+			tag := cfg.KeyPrefix + "{" + cache.EscapeTenant(tenant) + "}:"
+			keys, err := raw.Keys(context.Background(), tag+"[etw]*").Result()
+			if err != nil || len(keys) == 0 {
+				t.Fatalf("version keys of %q: %q, %v", tenant, keys, err)
+			}
+			if err := raw.Del(context.Background(), keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		h.New = func(t *testing.T) cache.Cache {
 			c, err := rediscache.New(cfg, rediscache.Deps{})
 			if err != nil {

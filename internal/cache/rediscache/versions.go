@@ -31,8 +31,11 @@ func (c *Cache) tableKey(tenant, table string) string {
 	return c.tenantTag(tenant) + ":t:" + cache.EscapeName(table)
 }
 
-// Versions reads the tenant's counters and those of deps.Tables with one MGET. It
-// returns cache.ErrUnavailable while a bump it depends on is undelivered.
+// Versions reads the tenant's version tokens and those of deps.Tables with one MGET. A
+// token that is missing (never written, deleted, evicted, or lost in a restart) is created
+// with a fresh random value by SET NX in a second round trip, never read as 0, so no fill
+// filed before the loss can match. It returns cache.ErrUnavailable while a bump it depends
+// on is undelivered.
 func (c *Cache) Versions(ctx context.Context, tenant string, deps cache.Deps) (cache.Versions, error) {
 	if err := c.pendingFor(tenant, deps); err != nil {
 		select {
@@ -59,32 +62,32 @@ func (c *Cache) Versions(ctx context.Context, tenant string, deps cache.Deps) (c
 	if len(vals) != len(keys) {
 		return cache.Versions{}, fmt.Errorf("%w: MGET returned %d values for %d keys", cache.ErrUnavailable, len(vals), len(keys))
 	}
-	counter := func(i int) (uint64, error) {
-		switch v := vals[i].(type) {
-		case nil:
-			return 0, nil
-		case string:
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("%w: counter %s holds %q", cache.ErrUnavailable, keys[i], v)
-			}
-			return n, nil
-		}
-		return 0, fmt.Errorf("%w: counter %s holds a %T", cache.ErrUnavailable, keys[i], vals[i])
-	}
-	v := cache.Versions{AllTables: deps.AllTables, Tables: make(map[string]uint64, len(deps.Tables))}
-	if v.Epoch, err = counter(0); err != nil {
-		return cache.Versions{}, err
-	}
-	if deps.AllTables {
-		if v.Writes, err = counter(1); err != nil {
+	tokens := make([]uint64, len(keys))
+	var missing []int
+	for i := range keys {
+		ok, err := parseToken(keys[i], vals[i])
+		if err != nil {
 			return cache.Versions{}, err
 		}
+		if !ok {
+			if i != 1 || deps.AllTables { // the write counter only matters to AllTables keys
+				missing = append(missing, i)
+			}
+			continue
+		}
+		tokens[i], _ = strconv.ParseUint(vals[i].(string), 10, 64)
+	}
+	if len(missing) > 0 {
+		if err := c.createTokens(ctx, keys, missing, tokens); err != nil {
+			return cache.Versions{}, err
+		}
+	}
+	v := cache.Versions{Epoch: tokens[0], AllTables: deps.AllTables, Tables: make(map[string]uint64, len(deps.Tables))}
+	if deps.AllTables {
+		v.Writes = tokens[1]
 	}
 	for i, table := range deps.Tables {
-		if v.Tables[table], err = counter(2 + i); err != nil {
-			return cache.Versions{}, err
-		}
+		v.Tables[table] = tokens[2+i]
 	}
 	return v, nil
 }
@@ -144,20 +147,68 @@ func (c *Cache) bump(ctx context.Context, k pendingKey) error {
 	return nil
 }
 
-// send delivers one bump.
+// send delivers one bump: it writes fresh random tokens (not INCR, which would restart a
+// lost counter at a value an older fill may be filed under).
 func (c *Cache) send(ctx context.Context, k pendingKey) error {
 	return c.do(ctx, func(ctx context.Context) error {
 		_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			if k.epoch {
-				p.Incr(ctx, c.epochKey(k.tenant))
+				p.Set(ctx, c.epochKey(k.tenant), formatToken(cache.NewToken()), 0)
 				return nil
 			}
-			p.Incr(ctx, c.tableKey(k.tenant, k.table))
-			p.Incr(ctx, c.writesKey(k.tenant))
+			p.Set(ctx, c.tableKey(k.tenant, k.table), formatToken(cache.NewToken()), 0)
+			p.Set(ctx, c.writesKey(k.tenant), formatToken(cache.NewToken()), 0)
 			return nil
 		})
 		return err
 	})
+}
+
+// parseToken reports whether val (an MGET reply for key) holds a token; nil means missing.
+func parseToken(key string, val any) (bool, error) {
+	switch v := val.(type) {
+	case nil:
+		return false, nil
+	case string:
+		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+			return false, fmt.Errorf("%w: version %s holds %q", cache.ErrUnavailable, key, v)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: version %s holds a %T", cache.ErrUnavailable, key, val)
+}
+
+func formatToken(t uint64) string { return strconv.FormatUint(t, 10) }
+
+// createTokens writes a fresh random token to each missing key with SET NX and reads back
+// the token that won (another process may have created or bumped it meanwhile), in one
+// MULTI/EXEC: the keys share the tenant's hash slot.
+func (c *Cache) createTokens(ctx context.Context, keys []string, missing []int, tokens []uint64) error {
+	gets := make([]*redis.StringCmd, len(missing))
+	err := c.do(ctx, func(ctx context.Context) error {
+		_, err := c.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range missing {
+				p.SetNX(ctx, keys[i], formatToken(cache.NewToken()), 0)
+				gets[j] = p.Get(ctx, keys[i])
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			return fmt.Errorf("%w: a version created by SET NX read back as missing", cache.ErrUnavailable)
+		}
+		return err
+	}
+	for j, i := range missing {
+		n, err := strconv.ParseUint(gets[j].Val(), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: version %s holds %q", cache.ErrUnavailable, keys[i], gets[j].Val())
+		}
+		tokens[i] = n
+	}
+	return nil
 }
 
 // flushPending retries every undelivered bump once. A bump re-queued while its retry
