@@ -22,6 +22,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
@@ -72,11 +73,25 @@ type App struct {
 	// Pebble directory); Run releases them even when boot failed before they started.
 	layers []*funcComponent
 	stream *stream.Service
+	opts   options
+}
+
+// Option changes how New wires the process for a test; a production process takes none.
+type Option func(*options)
+
+type options struct {
+	writerFault func(writer.FaultPoint)
+}
+
+// WithWriterFault gives the ingest writer a fault-injection hook (writer.Deps.Fault): the crash
+// tests' binary, built with the wavehouse_faults tag, passes one that kills the process.
+func WithWriterFault(f func(writer.FaultPoint)) Option {
+	return func(o *options) { o.writerFault = f }
 }
 
 // New builds every component the configured roles need. It starts nothing. cfg must have passed
 // Validate.
-func New(cfg config.Config, log *slog.Logger) (*App, error) {
+func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 	// The secure default is checked before any backend is touched, so a refused boot says why.
 	snap, err := LoadSettings(cfg)
 	if err != nil {
@@ -88,6 +103,9 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 	}
 	a := &App{cfg: cfg, log: log, reg: ops.NewRegistry(), started: make(chan struct{}), commits: commits.New(1 << 16),
 		anonymous: anonymous, accessWarning: warning}
+	for _, o := range opts {
+		o(&a.opts)
+	}
 	if a.breakers, err = breaker.NewMetrics(a.reg); err != nil {
 		return nil, err
 	}

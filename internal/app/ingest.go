@@ -26,6 +26,7 @@ func (a *App) buildIngest() (Component, error) {
 		Schema:   a.schema,
 		Metrics:  m,
 		Breakers: a.breakers,
+		Fault:    a.opts.writerFault,
 		Log:      a.log.With("component", compIngest),
 		Hooks: writer.Hooks{
 			Inserted: inv.BumpTable,

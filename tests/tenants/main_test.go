@@ -12,8 +12,6 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -21,41 +19,20 @@ import (
 var binaryPath string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tenants:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	dir, err := os.MkdirTemp("", "wh-tenants-output-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tenants:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	secrets.dir = dir
-
-	code := m.Run()
-	// Every process of every test wrote its output under secrets.dir; none of it may hold a
-	// secret the suite created.
-	if leaks := secrets.scan(); len(leaks) > 0 {
-		for _, l := range leaks {
-			fmt.Fprintln(os.Stderr, "tenants: SECRET LEAKED:", l)
-		}
-		code = 1
-	} else {
-		fmt.Fprintf(os.Stderr, "tenants: %s\n", secrets.summary())
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "tenants: leaked goroutines:", err)
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "tenants", LeakCheck: true, Before: func() (func(), error) {
+		dir, err := os.MkdirTemp("", "wh-tenants-output-")
+		secrets.dir = dir
+		return func() { os.RemoveAll(dir) }, err
+	}, After: func(code int) int {
+		// Every process of every test wrote its output under secrets.dir; none of it may hold a
+		// secret the suite created.
+		if leaks := secrets.scan(); len(leaks) > 0 {
+			for _, l := range leaks {
+				fmt.Fprintln(os.Stderr, "tenants: SECRET LEAKED:", l)
+			}
 			return 1
 		}
-	}
-	return code
+		fmt.Fprintf(os.Stderr, "tenants: %s\n", secrets.summary())
+		return code
+	}}, &binaryPath))
 }
