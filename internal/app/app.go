@@ -117,10 +117,6 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if c == nil {
-			a.readiness.Up(name)
-			continue
-		}
 		if fc, ok := c.(*funcComponent); ok {
 			a.layers = append(a.layers, fc)
 		}
@@ -136,7 +132,7 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 	return a, nil
 }
 
-// build returns the component called name, or nil when this build has nothing to run for it.
+// build returns the component called name; every name of startOrder has a case.
 func (a *App) build(name string) (Component, error) {
 	switch name {
 	case compOps:
@@ -174,8 +170,7 @@ func (a *App) build(name string) (Component, error) {
 		})
 		return a.apiLn, nil
 	}
-	a.log.Warn("component not available in this build yet; the process runs without it", "component", name)
-	return nil, nil
+	return nil, fmt.Errorf("app: no builder for component %q", name)
 }
 
 // apiHandler is the public API. It never serves ops routes (probes, metrics, pprof).
