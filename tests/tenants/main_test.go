@@ -3,8 +3,8 @@
 // settings directory per gateway and checks, over HTTP only: isolation between tenants on every
 // route with every kind of key, reloads of keys, limits and pipes without a restart, the secure
 // default at boot, that no secret ever reaches the output of any process or of config check,
-// and (as a load test, not a timing assertion) that one tenant over its rate does not slow
-// another.
+// and, under load, that a tenant over its rate is refused while another never is
+// (BenchmarkLimitsNeighbour measures how much the first slows the second).
 package tenants_test
 
 import (
