@@ -4,35 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
-// events records, in order, what happens to a batch: the insert, the journal's mark, the fault
-// points and the settled records.
-type events struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (e *events) add(s string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, s)
-}
-
-func (e *events) list() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.got)
-}
-
 type recordingStore struct {
 	store.Inserter
-	ev *events
+	ev *order
 }
 
 func (r recordingStore) Insert(ctx context.Context, b store.Batch) error {
@@ -43,7 +23,7 @@ func (r recordingStore) Insert(ctx context.Context, b store.Batch) error {
 
 type recordingJournal struct {
 	mq.Journal
-	ev *events
+	ev *order
 }
 
 func (r recordingJournal) MarkInserted(ctx context.Context, p mq.BatchPlan, failed []mq.FailedRecord) error {
@@ -58,7 +38,7 @@ func (r recordingJournal) MarkInserted(ctx context.Context, p mq.BatchPlan, fail
 // binary at these points and rely on exactly this placement.
 func TestFaultPointsAreBetweenInsertMarkAndAck(t *testing.T) {
 	e := newEnv(t)
-	ev := &events{}
+	ev := &order{}
 	runWriter(t, Deps{Consumer: e.q, Store: recordingStore{Inserter: e.s, ev: ev}, Targets: e,
 		Journal: recordingJournal{Journal: e.q, ev: ev},
 		Fault:   func(p FaultPoint) { ev.add("fault " + string(p)) },
@@ -68,7 +48,7 @@ func TestFaultPointsAreBetweenInsertMarkAndAck(t *testing.T) {
 		}}})
 	e.waitSettled(t, e.publish(t, `[1,"a"]`, `[2,"b"]`))
 	want := []string{"insert <nil>", "fault inserted", "mark <nil>", "fault marked", "settled"}
-	if got := ev.list(); !slices.Equal(got, want) {
+	if got := ev.snapshot(); !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 	if got := e.ids(t); fmt.Sprint(got) != "[1 2]" {
