@@ -41,10 +41,20 @@ func (t *textState) reset() {
 	t.header = false
 }
 
-// release drops references to the body before the rows return to their pool.
+// release drops references to the body before the rows return to their pool, and the scratch
+// a huge field grew, so one request does not pin it.
 func (t *textState) release() {
 	clear(t.names[:cap(t.names)])
 	t.reset()
+	if cap(t.conv) > maxPooledBuffer {
+		t.conv = nil
+	}
+	if cap(t.buf) > maxPooledBuffer {
+		t.buf = nil
+	}
+	if cap(t.lit.buf) > maxPooledBuffer {
+		t.lit.buf = nil
+	}
 }
 
 // splitText walks a CSV or TSV body, handing each record to p, and returns the row count.
