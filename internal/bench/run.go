@@ -16,11 +16,11 @@ const sampleEvery = 100 * time.Millisecond
 
 // Phase is the result of one target's load phase.
 type Phase struct {
-	Target        string           `json:"target"`
-	Table         string           `json:"table"`
-	Elapsed       time.Duration    `json:"elapsed"`
-	Requests      int64            `json:"requests"`
-	OKRequests    int64            `json:"ok_requests"`
+	Target     string        `json:"target"`
+	Table      string        `json:"table"`
+	Elapsed    time.Duration `json:"elapsed"`
+	Requests   int64         `json:"requests"`
+	OKRequests int64         `json:"ok_requests"`
 	// FailedRequests are the requests that got a transport error (a refused connection, a
 	// timeout) or a non-2xx answer; they count against the run (Report.Failed).
 	FailedRequests int64   `json:"failed_requests"`
