@@ -4,31 +4,31 @@ import (
 	"fmt"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/settings"
+
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 )
 
 // buildMQ creates the selected queue backend; its Start connects (or starts the in-process
 // server) and reconciles or verifies the topology.
-func (a *App) buildMQ() (Component, error) {
-	switch a.cfg.MQ.Backend {
+func buildMQ(e env, budget func(tenant string) int64) (mq.Queue, Component, error) {
+	switch c := e.cfg.MQ; c.Backend {
 	case "embedded":
-		q, err := embeddedmq.New(EmbeddedQueueConfig(a.cfg.MQ, a.queueBudget), embeddedmq.Deps{Registerer: a.reg, Log: a.log})
+		q, err := embeddedmq.New(EmbeddedQueueConfig(c, budget), embeddedmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		a.queue = q
-		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	case "nats":
-		q, err := natsmq.New(NATSQueueConfig(a.cfg.MQ), natsmq.Deps{Registerer: a.reg, Log: a.log})
+		q, err := natsmq.New(NATSQueueConfig(c), natsmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		a.queue = q
-		a.natsQueue = q
-		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	}
-	return nil, fmt.Errorf("mq.backend %q is not built in", a.cfg.MQ.Backend)
+	return nil, nil, fmt.Errorf("mq.backend %q is not built in", e.cfg.MQ.Backend)
 }
 
 // EmbeddedQueueConfig maps the mq block to the embedded backend's options; budget returns a
@@ -67,14 +67,16 @@ func unlimited(n int64) int64 {
 	return n
 }
 
-// queueBudget is a tenant's queue byte budget from its settings (queue_max_bytes); 0 leaves the
-// boot value (mq.embedded.tenant_max_bytes) in force.
-func (a *App) queueBudget(tenant string) int64 {
-	if a.settings == nil {
+// queueBudget reads a tenant's queue byte budget from its settings (queue_max_bytes); 0 leaves
+// the boot value (mq.embedded.tenant_max_bytes) in force, as does a process without settings.
+func queueBudget(mgr *settings.Manager) func(tenant string) int64 {
+	return func(tenant string) int64 {
+		if mgr == nil {
+			return 0
+		}
+		if t, ok := mgr.Current().Tenant(tenant); ok {
+			return t.Limits.QueueMaxBytes
+		}
 		return 0
 	}
-	if t, ok := a.settings.Current().Tenant(tenant); ok {
-		return t.Limits.QueueMaxBytes
-	}
-	return 0
 }
