@@ -93,6 +93,9 @@ func (q *Queue) open(ctx context.Context, metrics *jsmq.Metrics) (*jsmq.Queue, f
 		err = c.topology().Ensure(ctx, jq.JetStream())
 	}
 	if err == nil {
+		err = jq.ReconcileLayout(ctx)
+	}
+	if err == nil {
 		// The tenant budgets are derived from the queue: a restart must not hand a tenant its whole
 		// budget again on top of its backlog.
 		err = jq.RebuildBudget(ctx)
