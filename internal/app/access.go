@@ -6,6 +6,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/limits"
+	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
 
@@ -33,9 +34,20 @@ func (a *App) buildAccess() error {
 	if err != nil {
 		return err
 	}
-	a.limiter, err = limits.New(limits.Config{MaxWait: a.cfg.Limits.MaxWait.D(), QueryWait: a.cfg.Limits.QueryWait.D()},
-		limits.Deps{Settings: a.settings, Registerer: a.reg})
+	l := a.cfg.Limits
+	a.limiter, err = limits.New(limits.Config{MaxWait: l.MaxWait.D(), QueryWait: l.QueryWait.D(), Defaults: settings.Limits{
+		MaxConcurrentQueries: l.MaxConcurrentQueries, MaxResultRows: l.MaxResultRows, MaxResultBytes: l.MaxResultBytes,
+		MaxExecutionTime: settings.Duration(l.MaxExecutionTime), CacheTTL: settings.Duration(l.CacheTTL),
+	}}, limits.Deps{Settings: a.settings, Registerer: a.reg})
 	return err
+}
+
+// queryLimits returns a tenant's query limits in force (its settings over the boot defaults);
+// the limiter holds its concurrency slots.
+func (a *App) queryLimits(tenant string) query.Limits {
+	l := a.limiter.Limits(tenant)
+	return query.Limits{MaxRows: uint64(l.MaxResultRows), MaxBytes: uint64(l.MaxResultBytes),
+		MaxExecutionTime: l.MaxExecutionTime.D(), CacheTTL: l.CacheTTL.D()}
 }
 
 // retention returns a tenant's Idempotency-Key retention from the settings (0: the boot value).

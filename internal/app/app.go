@@ -163,7 +163,10 @@ func (a *App) build(name string) (Component, error) {
 // apiHandler is the public API. It never serves ops routes (probes, metrics, pprof).
 func (a *App) apiHandler() (http.Handler, error) {
 	in := a.cfg.Ingest
-	q, err := query.New(query.Config{}, query.Deps{Store: a.store, Cache: a.cache, Log: a.log})
+	if err := a.buildAccess(); err != nil {
+		return nil, err
+	}
+	q, err := query.New(query.Config{}, query.Deps{Store: a.store, Cache: a.cache, Log: a.log, Limits: a.queryLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +181,6 @@ func (a *App) apiHandler() (http.Handler, error) {
 		return nil, fmt.Errorf("stream: %w", err)
 	}
 	a.stream = st
-	if err := a.buildAccess(); err != nil {
-		return nil, err
-	}
 	deps := api.Deps{
 		Query: q, Pipes: ph, Stream: st, Store: a.store, Schema: a.schema, Targets: tenantTargets{a}, Queue: a.queue, DLQ: a.queue.DLQ(),
 		Invalidator: cacheInvalidator{a}, Auth: a.authn, Limits: a.limiter, Retention: a.retention,
