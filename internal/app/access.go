@@ -1,8 +1,6 @@
 package app
 
 import (
-	"time"
-
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/limits"
@@ -23,37 +21,27 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 
 // buildAccess creates the authenticator and the limiter of the API over the settings in force,
 // with the secure-default decision New made (a public listener without keys never gets here
-// unless anonymous access is allowed, which is logged loudly at every boot).
-func (a *App) buildAccess() error {
-	if a.accessWarning != "" {
-		a.log.Warn("SECURITY: "+a.accessWarning, "listen", a.cfg.Server.Listen)
-	}
-	var err error
-	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: a.anonymous},
-		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth"), Registerer: a.reg})
+// unless anonymous access is allowed, which buildAPI logs loudly at every boot).
+func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator, *limits.Limiter, error) {
+	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous},
+		auth.Deps{Settings: mgr, Log: e.log.With("component", "auth"), Registerer: e.reg})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	l := a.cfg.Limits
-	a.limiter, err = limits.New(limits.Config{MaxWait: l.MaxWait.D(), QueryWait: l.QueryWait.D(), Defaults: settings.Limits{
+	l := e.cfg.Limits
+	limiter, err := limits.New(limits.Config{MaxWait: l.MaxWait.D(), QueryWait: l.QueryWait.D(), Defaults: settings.Limits{
 		MaxConcurrentQueries: l.MaxConcurrentQueries, MaxResultRows: l.MaxResultRows, MaxResultBytes: l.MaxResultBytes,
 		MaxExecutionTime: settings.Duration(l.MaxExecutionTime), CacheTTL: settings.Duration(l.CacheTTL),
-	}}, limits.Deps{Settings: a.settings, Registerer: a.reg})
-	return err
+	}}, limits.Deps{Settings: mgr, Registerer: e.reg})
+	return authn, limiter, err
 }
 
-// queryLimits returns a tenant's query limits in force (its settings over the boot defaults);
-// the limiter holds its concurrency slots.
-func (a *App) queryLimits(tenant string) query.Limits {
-	l := a.limiter.Limits(tenant)
-	return query.Limits{MaxRows: uint64(l.MaxResultRows), MaxBytes: uint64(l.MaxResultBytes),
-		MaxExecutionTime: l.MaxExecutionTime.D(), CacheTTL: l.CacheTTL.D()}
-}
-
-// retention returns a tenant's Idempotency-Key retention from the settings (0: the boot value).
-func (a *App) retention(tenant string) time.Duration {
-	if t, ok := a.settings.Current().Tenant(tenant); ok {
-		return t.Dedupe.Retention
+// queryLimits returns the query limits in force of a tenant (its settings over the boot
+// defaults); the limiter also holds the tenant's concurrency slots.
+func queryLimits(limiter *limits.Limiter) func(tenant string) query.Limits {
+	return func(tenant string) query.Limits {
+		l := limiter.Limits(tenant)
+		return query.Limits{MaxRows: uint64(l.MaxResultRows), MaxBytes: uint64(l.MaxResultBytes),
+			MaxExecutionTime: l.MaxExecutionTime.D(), CacheTTL: l.CacheTTL.D()}
 	}
-	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -18,12 +19,13 @@ import (
 // the same queries: the tight tenant gets 422 query.limit_exceeded naming max_result_rows,
 // max_result_bytes or max_execution_time with its value, on /v1/query and through a pipe, while
 // the roomy one (boot defaults for bytes and time) gets its rows. A reload that lowers the roomy
-// tenant's row limit applies to the next query, even to one whose result is cached. The tight
+// tenant's row limit applies to the next queries, even to one whose result is cached. The tight
 // tenant's cache_ttl of 1s expires its entry while the roomy tenant's (boot default) still hits.
 func TestTenantQueryLimitsOnRoutes(t *testing.T) {
 	ch := testsvc.StartClickHouse(t)
 	cfg := testConfig(t)
 	cfg.SettingsDir = t.TempDir()
+	cfg.SettingsPollInterval = config.Duration(50 * time.Millisecond)
 	const tight = "limits: {max_result_rows: 10, max_result_bytes: 2000, max_execution_time: 1s, cache_ttl: 1s}\n"
 	own := fmt.Sprintf("clickhouse:\n  addrs: [%q]\n", ch.NativeAddr)
 	keys := map[string]tenantKey{}
@@ -99,15 +101,16 @@ func TestTenantQueryLimitsOnRoutes(t *testing.T) {
 			wantRows(t, "roomy: pipe of 100 rows", pipe(t, roomyT), 100)
 
 			// A reload that lowers the roomy tenant's row limit, its 100 rows cached.
+			// The settings poll (every 50ms) applies the change; until then the old limit holds.
 			writeTenant(t, cfg.SettingsDir, roomyT, roomyT+"_db", keys[roomyT], serverOf(store, own)+"limits: {max_result_rows: 5}\n")
-			if _, err := a.settings.Reload(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			wantLimit(t, "roomy after its limit was lowered to 5", query(t, roomyT, hundred), "max_result_rows", 5)
+			var r reply
+			poll.Until(t, 10*time.Second, "the lowered row limit applies to the cached query", func() bool {
+				r = query(t, roomyT, hundred)
+				return r.code != 200
+			})
+			wantLimit(t, "roomy after its limit was lowered to 5", r, "max_result_rows", 5)
 			writeTenant(t, cfg.SettingsDir, roomyT, roomyT+"_db", keys[roomyT], serverOf(store, own))
-			if _, err := a.settings.Reload(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			poll.Until(t, 10*time.Second, "the row limit is raised again", func() bool { return query(t, roomyT, hundred).code == 200 })
 
 			// cache_ttl: the tight tenant's entry (1s) expires, the roomy one's (60s) does not.
 			const count = "SELECT count() AS n FROM ev"
