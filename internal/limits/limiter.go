@@ -31,14 +31,14 @@ const (
 type Config struct {
 	// MaxWait is the longest a request waits for rate tokens instead of being refused, further
 	// bounded by its deadline (default 0: never wait).
-	MaxWait time.Duration `yaml:"max_wait"`
+	MaxWait time.Duration
 	// QueryWait is the longest a query waits for a concurrency slot, further bounded by its
 	// deadline (default 0: refuse at once when the tenant's queries are all running).
-	QueryWait time.Duration `yaml:"query_wait"`
+	QueryWait time.Duration
 	// Defaults are the boot defaults of the tenants' query limits (max_concurrent_queries,
 	// max_result_rows, max_result_bytes, max_execution_time, cache_ttl), applied to a tenant
 	// that leaves one unset and to a tenant absent from the settings (the anonymous one).
-	Defaults settings.Limits `yaml:"-"`
+	Defaults settings.Limits
 }
 
 // Validate reports every problem with c.

@@ -6,6 +6,7 @@ package natsmq
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -69,6 +70,11 @@ func ConnectOptions(c Config) ([]nats.Option, error) {
 		}
 		opts = append(opts, nats.UserInfo(c.User, strings.TrimRight(string(pw), "\r\n")))
 	}
+	if c.TLS.on() {
+		// InsecureSkipVerify is opt-in and documented as testing only. RootCAs and ClientCert
+		// below add to this tls.Config.
+		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.TLS.InsecureSkipVerify}))
+	}
 	if c.TLS.CAFile != "" {
 		opts = append(opts, nats.RootCAs(c.TLS.CAFile))
 	}
@@ -122,6 +128,9 @@ func (q *Queue) Start(ctx context.Context) error {
 					c.Prefix, c.Partitions, c.Replicas, jsmq.TopologyError(diffs))
 			}
 		}
+	}
+	if err == nil {
+		err = jq.ReconcileLayout(ctx)
 	}
 	if err == nil && metrics != nil {
 		err = metrics.Register(q.deps.Registerer, jq)
