@@ -193,6 +193,11 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		return
 	}
 	res, err, _ := s.flights.Do(key.String(), func() (any, error) {
+		// A flight that ended between this request's lookup and its Do has filled the cache:
+		// look again before running, so a burst of identical cold requests reaches the store once.
+		if v, err := s.view(ctx, key); err == nil {
+			return flightResult{body: v, hit: true}, nil
+		}
 		out, err := s.buffered(context.WithoutCancel(ctx), target, req, b)
 		if err != nil {
 			return nil, err
@@ -200,7 +205,7 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, b.ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
 			s.deps.Log.Debug("cache fill failed", "error", err)
 		}
-		return out, nil
+		return flightResult{body: out}, nil
 	})
 	if errors.Is(err, errTooLarge) {
 		w.Header()["X-Cache"] = s.hdr.miss
@@ -211,7 +216,19 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		s.writeError(w, err)
 		return
 	}
-	s.writeBody(w, req.Format, s.hdr.miss, res.([]byte))
+	fr := res.(flightResult)
+	xCache := s.hdr.miss
+	if fr.hit {
+		xCache = s.hdr.hit
+	}
+	s.writeBody(w, req.Format, xCache, fr.body)
+}
+
+// flightResult is what a shared flight hands every request waiting on it: the result, and
+// whether it came from the cache (filled by a flight that had just ended) instead of the store.
+type flightResult struct {
+	body []byte
+	hit  bool
 }
 
 // writeBody answers 200 with a whole result. b may be shared with the cache; it is only read.
