@@ -127,7 +127,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	for _, db := range []string{f.db, f.otherDB} {
 		exec(t, st, "CREATE DATABASE "+db)
 		exec(t, st, fmt.Sprintf(eventsDDL, db))
-		t.Cleanup(func() { _ = st.Exec(context.Background(), store.Target{Database: "default"}, "DROP DATABASE IF EXISTS "+db) })
+		t.Cleanup(func() {
+			_ = st.Exec(context.Background(), store.Target{Database: "default"}, "DROP DATABASE IF EXISTS "+db)
+		})
 	}
 
 	dir := t.TempDir()
