@@ -198,6 +198,12 @@ func newFixture(t *testing.T, o options) *fixture {
 		Store: st, Schema: f.schema, Targets: f.targets(o), Queue: f.queue, DLQ: f.queue.DLQ(),
 		Query: q, Pipes: ph, Stream: sse, Invalidator: tenantBump{c}, Auth: authn, Limits: f.limiter,
 		SettingsReload: mgr.ReloadHandler(), Registerer: f.reg,
+		Retention: func(tenant string) time.Duration {
+			if t, ok := mgr.Current().Tenant(tenant); ok {
+				return t.Dedupe.Retention
+			}
+			return 0
+		},
 	}
 	if !o.noCommits {
 		f.commits = commits.New(1024)
@@ -231,7 +237,7 @@ func newFixture(t *testing.T, o options) *fixture {
 }
 
 // writeSettings writes the settings directory: tenant acme (the fixture's database, three keys,
-// o.limits) and tenant globex (its own database and key).
+// o.limits, an Idempotency-Key retention of 2h) and tenant globex (its own database and key).
 func (f *fixture) writeSettings(t *testing.T, dir string, o options) {
 	t.Helper()
 	key := func(scopes, tables string) (token, entry string) {
@@ -270,6 +276,7 @@ func (f *fixture) writeSettings(t *testing.T, dir string, o options) {
 	if o.limits != "" {
 		acme += "limits: " + o.limits + "\n"
 	}
+	acme += "dedupe: {retention: 2h}\n"
 	write("tenants/acme.yaml", acme)
 	f.other, e4 = key("ingest, query, stream, admin", "")
 	write("tenants/globex.yaml", "database: "+f.otherDB+"\nkeys:\n"+e4)
@@ -456,4 +463,13 @@ func histCount(t *testing.T, f *fixture, outcome string) uint64 {
 		}
 	}
 	return 0
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
