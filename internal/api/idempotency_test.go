@@ -244,3 +244,24 @@ func TestIdempotencyRetentionPerTenant(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyQueueWindowCoversLostRecord: when a keyed request's record is gone (a crash
+// between the publish and the commit; here the record is swept) a retry within the queue's
+// duplicate window is recognised by the queue: the same sequence, Idempotent-Replayed, and one
+// record queued, not two.
+func TestIdempotencyQueueWindowCoversLostRecord(t *testing.T) {
+	f := newFixture(t, options{})
+	var first, again accepted
+	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost"), http.StatusAccepted, &first)
+	if n, err := f.dedupe.Sweep(t.Context(), time.Now().Add(3*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("swept %d records, %v; want the one", n, err)
+	}
+	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost")
+	wantJSON(t, r, http.StatusAccepted, &again)
+	if again.Sequence != first.Sequence || r.header.Get(ReplayedHeader) != "true" {
+		t.Fatalf("retry: sequence %s (first %s), replayed %q", again.Sequence, first.Sequence, r.header.Get(ReplayedHeader))
+	}
+	if n := len(f.settleQueued(t, nil)); n != 1 {
+		t.Fatalf("queued %d records, want 1", n)
+	}
+}
