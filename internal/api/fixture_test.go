@@ -30,6 +30,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/testutil/chdbtest"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -38,41 +39,14 @@ import (
 // embedded NATS JetStream queue, the local cache, the Pebble dedupe store, and the real settings
 // directory, authenticator and limiter.
 
-// engine is the process's one chDB engine (it cannot be opened twice in a process), shared by
-// every test; each fixture owns its own database in it. TestMain closes it.
-var engine struct {
-	store *chdbstore.Store
-	dir   string
-}
+// engine is the process's one chDB engine, shared by every test; each fixture owns its own
+// databases in it.
+var engine chdbtest.Engine
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if engine.store != nil {
-		_ = engine.store.Close(context.Background())
-	}
-	if engine.dir != "" {
-		_ = os.RemoveAll(engine.dir)
-	}
+	engine.Close()
 	os.Exit(code)
-}
-
-func sharedEngine(t testing.TB) *chdbstore.Store {
-	t.Helper()
-	if engine.store != nil {
-		return engine.store
-	}
-	lib := testsvc.CHDBLib(t)
-	dir, err := os.MkdirTemp("", "wh-api-chdb-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine.dir = dir
-	s, err := chdbstore.New(chdbstore.Config{Path: dir, LibPath: lib}, chdbstore.Deps{})
-	if err != nil {
-		t.Fatalf("open chDB: %v", err)
-	}
-	engine.store = s
-	return s
 }
 
 // eventsDDL is the table every fixture starts with: a required column, one with a DEFAULT and a
@@ -122,7 +96,7 @@ type fixture struct {
 func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
 	ctx := t.Context()
-	st := sharedEngine(t)
+	st := engine.Store(t)
 	f := &fixture{store: st, db: testsvc.UniqueName(t, "api"), otherDB: testsvc.UniqueName(t, "apiother")}
 	for _, db := range []string{f.db, f.otherDB} {
 		exec(t, st, "CREATE DATABASE "+db)

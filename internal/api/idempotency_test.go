@@ -251,7 +251,7 @@ func TestIdempotencyRetentionPerTenant(t *testing.T) {
 // record queued, not two.
 func TestIdempotencyQueueWindowCoversLostRecord(t *testing.T) {
 	f := newFixture(t, options{})
-	var first, again accepted
+	var first, again ingestResponse
 	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost"), http.StatusAccepted, &first)
 	if n, err := f.dedupe.Sweep(t.Context(), time.Now().Add(3*time.Hour)); err != nil || n != 1 {
 		t.Fatalf("swept %d records, %v; want the one", n, err)

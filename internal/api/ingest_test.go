@@ -26,27 +26,13 @@ const (
 	tp   = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 )
 
-type accepted struct {
-	Accepted     int    `json:"accepted"`
-	Rejected     int    `json:"rejected"`
-	Sequence     string `json:"sequence"`
-	Committed    *bool  `json:"committed"`
-	DeadLettered bool   `json:"dead_lettered"`
-	ErrorCount   int    `json:"error_count"`
-	Errors       []struct {
-		Row    int    `json:"row"`
-		Column string `json:"column"`
-		Code   string `json:"code"`
-	} `json:"errors"`
-}
-
 // TestIngestAcceptsAndQueuesOnce: a valid NDJSON request is answered 202 with the count and the
 // queue position of the one record it became, whose rows are the canonical rows in table order
 // and whose headers carry the client's traceparent (echoed in the response).
 func TestIngestAcceptsAndQueuesOnce(t *testing.T) {
 	f := newFixture(t, options{})
 	r := f.ingest(t, f.all, "events", row1+"\n"+row2+"\n", "traceparent", tp)
-	var got accepted
+	var got ingestResponse
 	wantJSON(t, r, http.StatusAccepted, &got)
 	if got.Accepted != 2 || got.Sequence == "" || got.Committed != nil || r.header.Get("traceparent") != tp {
 		t.Fatalf("got %s (traceparent %q)", r.body, r.header.Get("traceparent"))
@@ -136,7 +122,7 @@ func TestIngestRowErrorsNameRowAndColumn(t *testing.T) {
 	if n := len(f.settleQueued(t, nil)); n != 0 {
 		t.Fatalf("an atomic request with a bad row queued %d records", n)
 	}
-	var got accepted
+	var got ingestResponse
 	wantJSON(t, f.do(t, call{method: http.MethodPost, path: "/v1/ingest/events?partial=true", key: f.all, body: row1 + "\n" + bad + "\n",
 		header: map[string]string{"Content-Type": "application/x-ndjson"}}), http.StatusAccepted, &got)
 	if got.Accepted != 1 || got.Rejected != 1 || len(got.Errors) != 1 || got.Errors[0].Row != 1 || got.Errors[0].Column != "n" {
@@ -162,7 +148,7 @@ func TestIngestSeesAddedColumn(t *testing.T) {
 	f := newFixture(t, options{})
 	wantJSON(t, f.ingest(t, f.all, "events", row1), http.StatusAccepted, nil) // caches the schema
 	exec(t, f.store, "ALTER TABLE "+f.db+".events ADD COLUMN colour String DEFAULT ''")
-	var got accepted
+	var got ingestResponse
 	wantJSON(t, f.ingest(t, f.all, "events", `{"ts":"2026-01-01 00:00:00","user":"a","colour":"red"}`), http.StatusAccepted, &got)
 	if got.Accepted != 1 {
 		t.Fatalf("%+v", got)
@@ -174,13 +160,13 @@ func TestIngestSeesAddedColumn(t *testing.T) {
 // 202 committed false at once in a process that does not insert (no commit log).
 func TestIngestWaitCommitted(t *testing.T) {
 	f := newFixture(t, options{cfg: func(c *Config) { c.WaitTimeout = 300 * time.Millisecond }})
-	waitFor := func(reason *mq.Reason) accepted {
+	waitFor := func(reason *mq.Reason) ingestResponse {
 		t.Helper()
 		done := make(chan response, 1)
 		go func() {
 			done <- f.do(t, call{method: http.MethodPost, path: "/v1/ingest/events?wait=committed", key: f.all, body: row1})
 		}()
-		var got accepted
+		var got ingestResponse
 		settled := false
 		poll.Until(t, 10*time.Second, "the request's record to be queued and settled", func() bool {
 			select {
@@ -205,7 +191,7 @@ func TestIngestWaitCommitted(t *testing.T) {
 		t.Fatalf("dead-lettered: %+v", got)
 	}
 	f.api.cfg.WaitTimeout = 50 * time.Millisecond
-	var got accepted
+	var got ingestResponse
 	wantJSON(t, f.do(t, call{method: http.MethodPost, path: "/v1/ingest/events?wait=committed", key: f.all, body: row1}), http.StatusAccepted, &got)
 	if got.Committed == nil || *got.Committed {
 		t.Fatalf("timed out: %+v", got)

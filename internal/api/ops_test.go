@@ -185,12 +185,13 @@ func TestDLQReplay(t *testing.T) {
 // a queue that is gone they are 503 queue.unavailable with Retry-After.
 func TestDLQUnavailable(t *testing.T) {
 	f := newFixture(t, options{noDLQ: true})
-	for _, c := range []call{
+	routes := []call{
 		{method: http.MethodGet, path: "/v1/ops/dlq"},
 		{method: http.MethodGet, path: "/v1/ops/dlq/events"},
 		{method: http.MethodPost, path: "/v1/ops/dlq/events/replay"},
 		{method: http.MethodDelete, path: "/v1/ops/dlq/events"},
-	} {
+	}
+	for _, c := range routes {
 		c.key = f.all
 		wantError(t, f.do(t, c), http.StatusNotImplemented, "dlq.unavailable")
 	}
@@ -198,12 +199,7 @@ func TestDLQUnavailable(t *testing.T) {
 	if err := g.queue.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []call{
-		{method: http.MethodGet, path: "/v1/ops/dlq"},
-		{method: http.MethodGet, path: "/v1/ops/dlq/events"},
-		{method: http.MethodPost, path: "/v1/ops/dlq/events/replay"},
-		{method: http.MethodDelete, path: "/v1/ops/dlq/events"},
-	} {
+	for _, c := range routes {
 		c.key = g.all
 		r := g.do(t, c)
 		wantError(t, r, http.StatusServiceUnavailable, "queue.unavailable")
