@@ -15,7 +15,9 @@ const benchUsage = `usage: wavehouse bench ingest [flags]
 
 Sends pre-generated batches of a standard 7-column table to a gateway (and, with --direct, the
 same batches straight to ClickHouse), then waits until the accepted rows are queryable.
-Loopback addresses only.
+Loopback addresses only. The exit status is 1 when the run fails its own checks: a phase with
+no 2xx answer, more failed requests (refused connection, timeout, non-2xx) than
+--max-error-ratio allows, or accepted rows that did not become queryable within --settle.
 `
 
 // directFlags collects repeated --direct KIND=HOST:PORT values.
@@ -75,6 +77,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&direct, "direct", "also send the same batches straight to ClickHouse: clickhouse-http=HOST:PORT or native=HOST:PORT (repeatable)")
 	fs.DurationVar(&cfg.Settle, "settle", 0, "how long to wait for accepted rows to become queryable (default 60s)")
 	fs.IntVar(&cfg.Bodies, "bodies", 64, "distinct pre-generated bodies to cycle through")
+	fs.Float64Var(&cfg.MaxErrorRatio, "max-error-ratio", 0, "share of failed requests (transport error or non-2xx) a phase may have and pass; above it the run fails (exit 1)")
+	fs.StringVar(&cfg.OpsURL, "ops-url", "http://127.0.0.1:9090", "the gateway's ops listener, read for its RSS at the end; empty skips it")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args[1:]); err != nil {
 		if err == flag.ErrHelp {
@@ -87,6 +92,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cfg.Direct = direct
+	if !*quiet {
+		cfg.Progress = stderr
+	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "wavehouse bench ingest: %v\n", err)
 		return 2
@@ -103,6 +111,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "wavehouse bench ingest: %v\n", err)
+		return 1
+	}
+	if len(rep.Failed) > 0 {
+		fmt.Fprintf(stderr, "wavehouse bench ingest: FAILED: %s\n", strings.Join(rep.Failed, "; "))
 		return 1
 	}
 	return 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,8 +45,9 @@ func buildGateway(t *testing.T) string {
 }
 
 // startGateway runs `wavehouse serve` with the given store block, its listeners on port 0, and
-// returns the API's base URL once it is ready. The process is stopped in t.Cleanup.
-func startGateway(t *testing.T, bin, storeYAML string, env ...string) string {
+// returns the API's and the ops listener's base URLs once it is ready. The process is stopped in
+// t.Cleanup.
+func startGateway(t *testing.T, bin, storeYAML string, env ...string) (api, ops string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\ndata_dir: %s\nlog:\n  level: warn\n%s", dir, storeYAML)
@@ -57,7 +59,7 @@ func startGateway(t *testing.T, bin, storeYAML string, env ...string) string {
 		Name: "gateway", Binary: bin, Args: []string{"serve", "--config", p}, Env: env, Dir: dir,
 		ListenAddrs: true, ReadyTimeout: 60 * time.Second, StopTimeout: 20 * time.Second,
 	})
-	return proc.APIURL()
+	return proc.APIURL(), proc.OpsURL()
 }
 
 func runBenchJSON(t *testing.T, args ...string) bench.Report {
@@ -66,7 +68,7 @@ func runBenchJSON(t *testing.T, args ...string) bench.Report {
 	before := goleak.IgnoreCurrent()
 	defer goleak.VerifyNone(t, before)
 	var out, errb bytes.Buffer
-	code := runBench(t.Context(), append([]string{"ingest", "--json"}, args...), &out, &errb)
+	code := runBench(t.Context(), append([]string{"ingest", "--json", "--quiet"}, args...), &out, &errb)
 	if code != 0 {
 		t.Fatalf("bench exit %d: %s\n%s", code, errb.String(), out.String())
 	}
@@ -107,8 +109,8 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 
 	t.Run("chdb", func(t *testing.T) {
 		lib := testsvc.CHDBLib(t)
-		url := startGateway(t, bin, "store:\n  backend: chdb\n", "CHDB_LIB_PATH="+lib)
-		rep := runBenchJSON(t, "--url", url, "--table", "bench_chdb", "--create", "--clients", "3",
+		url, ops := startGateway(t, bin, "store:\n  backend: chdb\n", "CHDB_LIB_PATH="+lib)
+		rep := runBenchJSON(t, "--url", url, "--ops-url", ops, "--table", "bench_chdb", "--create", "--clients", "3",
 			"--rows", strconv.Itoa(rows), "--requests", strconv.Itoa(requests), "--duration", "30s", "--settle", "30s")
 		if len(rep.Phases) != 1 {
 			t.Fatalf("phases %+v", rep.Phases)
@@ -120,6 +122,9 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 			t.Logf("gateway rows not counted: %s", p.Note)
 		}
 		checkPhase(t, p, http.StatusAccepted, requests, rows, countable)
+		if rep.GatewayRSSBytes < 1<<20 || len(rep.Failed) != 0 {
+			t.Errorf("gateway RSS %d bytes, failed checks %v; want the RSS read from %s/metrics and no failure", rep.GatewayRSSBytes, rep.Failed, ops)
+		}
 	})
 
 	t.Run("clickhouse", func(t *testing.T) {
@@ -132,7 +137,7 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _, _ = ch.Query(t.Context(), "DROP DATABASE IF EXISTS "+db) })
-		url := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    database: %s\n", ch.NativeAddr, db))
+		url, _ := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    database: %s\n", ch.NativeAddr, db))
 		rep := runBenchJSON(t, "--url", url, "--table", "ev", "--database", db, "--create", "--clients", "3",
 			"--rows", strconv.Itoa(rows), "--requests", strconv.Itoa(requests), "--format", "json", "--gzip",
 			"--duration", "30s", "--settle", "30s", "--clickhouse-http", ch.HTTPAddr,
@@ -160,4 +165,30 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 			t.Errorf("direct native table holds %q rows (%v), want %d", got, err, requests*rows)
 		}
 	})
+}
+
+// TestBenchFailsAgainstAClosedPort: every request refused is a failed run (exit 1), reported as
+// failed requests with no successful request rate — not thousands of "requests per second".
+func TestBenchFailsAgainstAClosedPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	var out, errb bytes.Buffer
+	code := runBench(t.Context(), []string{"ingest", "--json", "--quiet", "--url", "http://" + addr, "--ops-url", "",
+		"--clients", "2", "--requests", "20", "--duration", "10s", "--settle", "1s"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "FAILED") {
+		t.Fatalf("exit %d, stderr %q; want 1 and FAILED", code, errb.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, out.String())
+	}
+	p := rep.Phases[0]
+	if p.Requests != 20 || p.FailedRequests != 20 || p.OKRequests != 0 || p.RequestsPerS != 0 || len(rep.Failed) == 0 {
+		t.Fatalf("requests %d failed %d ok %d ok req/s %.0f checks %v; want 20 failed, 0 req/s and a failed check",
+			p.Requests, p.FailedRequests, p.OKRequests, p.RequestsPerS, rep.Failed)
+	}
 }

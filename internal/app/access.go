@@ -1,8 +1,6 @@
 package app
 
 import (
-	"time"
-
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/limits"
@@ -22,26 +20,14 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 
 // buildAccess creates the authenticator and the limiter of the API over the settings in force,
 // with the secure-default decision New made (a public listener without keys never gets here
-// unless anonymous access is allowed, which is logged loudly at every boot).
-func (a *App) buildAccess() error {
-	if a.accessWarning != "" {
-		a.log.Warn("SECURITY: "+a.accessWarning, "listen", a.cfg.Server.Listen)
-	}
-	var err error
-	a.authn, err = auth.New(auth.Config{OperatorKeyFile: a.cfg.Auth.OperatorKeyFile, AllowAnonymous: a.anonymous},
-		auth.Deps{Settings: a.settings, Log: a.log.With("component", "auth"), Registerer: a.reg})
+// unless anonymous access is allowed, which buildAPI logs loudly at every boot).
+func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator, *limits.Limiter, error) {
+	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous},
+		auth.Deps{Settings: mgr, Log: e.log.With("component", "auth"), Registerer: e.reg})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	a.limiter, err = limits.New(limits.Config{MaxWait: a.cfg.Limits.MaxWait.D(), QueryWait: a.cfg.Limits.QueryWait.D()},
-		limits.Deps{Settings: a.settings, Registerer: a.reg})
-	return err
-}
-
-// retention returns a tenant's Idempotency-Key retention from the settings (0: the boot value).
-func (a *App) retention(tenant string) time.Duration {
-	if t, ok := a.settings.Current().Tenant(tenant); ok {
-		return t.Dedupe.Retention
-	}
-	return 0
+	limiter, err := limits.New(limits.Config{MaxWait: e.cfg.Limits.MaxWait.D(), QueryWait: e.cfg.Limits.QueryWait.D()},
+		limits.Deps{Settings: mgr, Registerer: e.reg})
+	return authn, limiter, err
 }

@@ -11,16 +11,16 @@ import (
 )
 
 // buildDedupe opens the selected idempotency-key store and wraps it with metrics.
-func (a *App) buildDedupe() (Component, error) {
+func buildDedupe(e env) (dedupe.Store, Component, error) {
 	var (
 		s     dedupe.Store
 		start func(context.Context) error
 	)
-	switch d := a.cfg.Dedupe; d.Backend {
+	switch d := e.cfg.Dedupe; d.Backend {
 	case "local":
-		ls, err := localdedupe.New(localdedupe.Config{Dir: d.Local.Dir}, localdedupe.Deps{Logger: a.log})
+		ls, err := localdedupe.New(localdedupe.Config{Dir: d.Local.Dir}, localdedupe.Deps{Logger: e.log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s = ls
 	case "dynamodb":
@@ -28,18 +28,17 @@ func (a *App) buildDedupe() (Component, error) {
 		ds, err := dynamodedupe.New(dynamodedupe.Config{
 			Table: dd.Table, Region: dd.Region, Endpoint: dd.Endpoint, CreateTable: dd.CreateTable,
 			AccessKeyIDFile: dd.AccessKeyIDFile, SecretAccessKeyFile: dd.SecretAccessKeyFile,
-		}, dynamodedupe.Deps{Logger: a.log, Breakers: a.breakers})
+		}, dynamodedupe.Deps{Logger: e.log, Breakers: e.breakers})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s, start = ds, ds.EnsureTable
 	default:
-		return nil, fmt.Errorf("dedupe.backend %q is not built in", d.Backend)
+		return nil, nil, fmt.Errorf("dedupe.backend %q is not built in", d.Backend)
 	}
-	m, err := dedupemetrics.New(a.reg)
+	m, err := dedupemetrics.New(e.reg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	a.dedupe = m.Wrap(s)
-	return newComponent(compDedupe, start, nil, s.Close), nil
+	return m.Wrap(s), newComponent(compDedupe, start, nil, s.Close), nil
 }

@@ -3,40 +3,40 @@ package app
 import (
 	"fmt"
 
+	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/settings"
+
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 )
 
 // buildMQ creates the selected queue backend; its Start connects (or starts the in-process
 // server) and reconciles or verifies the topology.
-func (a *App) buildMQ() (Component, error) {
-	switch c := a.cfg.MQ; c.Backend {
+func buildMQ(e env, budget func(tenant string) int64) (mq.Queue, Component, error) {
+	switch c := e.cfg.MQ; c.Backend {
 	case "embedded":
 		q, err := embeddedmq.New(embeddedmq.Config{
 			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
 			Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(), MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
-			TenantBudget: a.queueBudget,
-		}, embeddedmq.Deps{Registerer: a.reg, Log: a.log})
+			TenantBudget: budget,
+		}, embeddedmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		a.queue = q
-		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	case "nats":
 		n := c.NATS
 		q, err := natsmq.New(natsmq.Config{
 			URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
 			TLS:            natsmq.TLS{CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile},
 			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas, AckWait: c.AckWait.D(),
-		}, natsmq.Deps{Registerer: a.reg, Log: a.log})
+		}, natsmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		a.queue = q
-		a.natsQueue = q
-		return newComponent(compMQ, q.Start, q.Run, q.Close), nil
+		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	}
-	return nil, fmt.Errorf("mq.backend %q is not built in", a.cfg.MQ.Backend)
+	return nil, nil, fmt.Errorf("mq.backend %q is not built in", e.cfg.MQ.Backend)
 }
 
 // unlimited maps the config's "0: no limit" to the queue's -1 (0 there means its default).
@@ -47,14 +47,16 @@ func unlimited(n int64) int64 {
 	return n
 }
 
-// queueBudget is a tenant's queue byte budget from its settings (queue_max_bytes); 0 leaves the
-// boot value (mq.embedded.tenant_max_bytes) in force.
-func (a *App) queueBudget(tenant string) int64 {
-	if a.settings == nil {
+// queueBudget reads a tenant's queue byte budget from its settings (queue_max_bytes); 0 leaves
+// the boot value (mq.embedded.tenant_max_bytes) in force, as does a process without settings.
+func queueBudget(mgr *settings.Manager) func(tenant string) int64 {
+	return func(tenant string) int64 {
+		if mgr == nil {
+			return 0
+		}
+		if t, ok := mgr.Current().Tenant(tenant); ok {
+			return t.Limits.QueueMaxBytes
+		}
 		return 0
 	}
-	if t, ok := a.settings.Current().Tenant(tenant); ok {
-		return t.Limits.QueueMaxBytes
-	}
-	return 0
 }

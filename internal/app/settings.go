@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -17,40 +18,52 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
-// buildSettings loads settings_dir (tenants, API keys, limits, pipes) and keeps it current: the
-// manager polls the directory, and SIGHUP or POST /v1/ops/settings/reload reload it at once. A
-// change is applied as a whole (pipes, tenant stores, keys, limits) or refused, and the previous
-// settings stay in force.
-func (a *App) buildSettings() (Component, error) {
-	parsed := &pipeParser{}
-	mgr, err := settings.New(settings.Config{Dir: a.cfg.SettingsDir, PollInterval: a.cfg.SettingsPollInterval.D()}, settings.Deps{
-		Log:      a.log.With("component", compSettings),
-		Check:    parsed.check,
-		OnChange: func(_, cur *settings.Snapshot) { a.applySettings(cur) },
+// settingsLayer is settings_dir (tenants, API keys, limits, pipes) kept current: the manager
+// polls the directory, and SIGHUP or POST /v1/ops/settings/reload reload it at once. A change is
+// applied as a whole (pipes, tenant stores, keys, limits) or refused, and the previous settings
+// stay in force.
+type settingsLayer struct {
+	mgr    *settings.Manager
+	pipes  *pipes.Live
+	parsed *pipeParser
+	store  storeLayer
+	log    *slog.Logger
+}
+
+// newSettings loads settings_dir and applies it to the store's tenant router and the pipes.
+func newSettings(e env, st storeLayer) (*settingsLayer, error) {
+	l := &settingsLayer{pipes: &pipes.Live{}, parsed: &pipeParser{}, store: st, log: e.log.With("component", compSettings)}
+	mgr, err := settings.New(settings.Config{Dir: e.cfg.SettingsDir, PollInterval: e.cfg.SettingsPollInterval.D()}, settings.Deps{
+		Log:      l.log,
+		Check:    l.parsed.check,
+		OnChange: func(_, cur *settings.Snapshot) { l.apply(cur) },
 	})
-	if errors.Is(err, os.ErrNotExist) && a.cfg.SettingsDir != "" {
+	if errors.Is(err, os.ErrNotExist) && e.cfg.SettingsDir != "" {
 		// A missing directory is an empty one: the laptop default needs no settings at all.
-		mgr, err = settings.New(settings.Config{PollInterval: a.cfg.SettingsPollInterval.D()}, settings.Deps{})
+		mgr, err = settings.New(settings.Config{PollInterval: e.cfg.SettingsPollInterval.D()}, settings.Deps{})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("settings_dir %s: %w", a.cfg.SettingsDir, err)
+		return nil, fmt.Errorf("settings_dir %s: %w", e.cfg.SettingsDir, err)
 	}
-	a.settings = mgr
-	a.parsedPipes = parsed
-	a.pipes = &pipes.Live{}
-	a.applyPipes(mgr.Current())
-	if err := a.router.Apply(mgr.Current()); err != nil {
+	l.mgr = mgr
+	l.applyPipes(mgr.Current())
+	if err := st.router.Apply(mgr.Current()); err != nil {
 		return nil, err
 	}
+	return l, nil
+}
+
+// component runs the manager; SIGHUP also reloads authn's operator key when there is one.
+func (l *settingsLayer) component(authn *auth.Authenticator) Component {
 	start := func(ctx context.Context) error {
-		a.createDatabases(ctx, mgr.Current())
+		l.createDatabases(ctx, l.mgr.Current())
 		return nil
 	}
 	run := func(ctx context.Context) error {
-		go a.reloadOnSIGHUP(ctx)
-		return mgr.Run(ctx)
+		go l.reloadOnSIGHUP(ctx, authn)
+		return l.mgr.Run(ctx)
 	}
-	return newComponent(compSettings, start, run, mgr.Close), nil
+	return newComponent(compSettings, start, run, l.mgr.Close)
 }
 
 // checkPipes refuses settings whose pipes do not parse.
@@ -91,40 +104,40 @@ func (p *pipeParser) tenants(s *settings.Snapshot) *pipes.Tenants {
 
 // applySettings makes a reloaded snapshot effective in every component that derives state from
 // it; keys and limits read the manager directly.
-func (a *App) applySettings(cur *settings.Snapshot) {
-	a.applyPipes(cur)
-	if err := a.router.Apply(cur); err != nil {
-		a.log.Error("tenant store not opened; the tenant keeps its previous store", "error", err.Error())
+func (l *settingsLayer) apply(cur *settings.Snapshot) {
+	l.applyPipes(cur)
+	if err := l.store.router.Apply(cur); err != nil {
+		l.log.Error("tenant store not opened; the tenant keeps its previous store", "error", err.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	go func() {
 		defer cancel()
-		a.createDatabases(ctx, cur)
+		l.createDatabases(ctx, cur)
 	}()
 }
 
-func (a *App) applyPipes(cur *settings.Snapshot) {
-	a.pipes.Store(a.parsedPipes.tenants(cur))
+func (l *settingsLayer) applyPipes(cur *settings.Snapshot) {
+	l.pipes.Store(l.parsed.tenants(cur))
 }
 
 // createDatabases creates each tenant's database, so a new tenant can create its tables through
 // /v1/ops/sql at once. A failure (a server that is down, a user without the grant) is logged and
 // only that tenant is affected.
-func (a *App) createDatabases(ctx context.Context, snap *settings.Snapshot) {
+func (l *settingsLayer) createDatabases(ctx context.Context, snap *settings.Snapshot) {
 	for _, name := range snap.TenantNames() {
 		t, _ := snap.Tenant(name)
 		if t.Database == "default" {
 			continue
 		}
-		err := a.store.Exec(ctx, store.Target{Tenant: name, Database: "default"}, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(t.Database))
+		err := l.store.store.Exec(ctx, store.Target{Tenant: name, Database: "default"}, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(t.Database))
 		if err != nil {
-			a.log.Warn("tenant database not created", "tenant", name, "database", t.Database, "error", err.Error())
+			l.log.Warn("tenant database not created", "tenant", name, "database", t.Database, "error", err.Error())
 		}
 	}
 }
 
 // reloadOnSIGHUP reloads the settings directory and the operator key on every SIGHUP.
-func (a *App) reloadOnSIGHUP(ctx context.Context) {
+func (l *settingsLayer) reloadOnSIGHUP(ctx context.Context, authn *auth.Authenticator) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
 	defer signal.Stop(ch)
@@ -134,28 +147,40 @@ func (a *App) reloadOnSIGHUP(ctx context.Context) {
 			return
 		case <-ch:
 		}
-		a.log.Info("SIGHUP: reloading settings")
-		_, _ = a.settings.Reload(ctx) // the outcome is logged by the manager
-		if a.authn != nil {
-			if err := a.authn.ReloadOperatorKey(); err != nil {
-				a.log.Error("operator key not reloaded; the previous key stays in force", "error", err.Error())
+		l.log.Info("SIGHUP: reloading settings")
+		_, _ = l.mgr.Reload(ctx) // the outcome is logged by the manager
+		if authn != nil {
+			if err := authn.ReloadOperatorKey(); err != nil {
+				l.log.Error("operator key not reloaded; the previous key stays in force", "error", err.Error())
 			}
 		}
 	}
 }
 
+// retention returns a tenant's Idempotency-Key retention from the settings (0: the boot value).
+func (l *settingsLayer) retention(tenant string) time.Duration {
+	if t, ok := l.mgr.Current().Tenant(tenant); ok {
+		return t.Dedupe.Retention
+	}
+	return 0
+}
+
 // tenantTargets resolves a tenant to its database from the settings in force. The anonymous
-// tenant, when it has no settings file, uses the boot database.
-type tenantTargets struct{ a *App }
+// tenant, when it has no settings file, uses the boot database; so does every lookup in a
+// process without settings.
+type tenantTargets struct {
+	settings *settings.Manager
+	database string
+}
 
 func (t tenantTargets) Target(tenant string) (store.Target, error) {
-	if s := t.a.settings; s != nil {
-		if ten, ok := s.Current().Tenant(tenant); ok {
+	if t.settings != nil {
+		if ten, ok := t.settings.Current().Tenant(tenant); ok {
 			return store.Target{Tenant: tenant, Database: ten.Database}, nil
 		}
 	}
 	if tenant == auth.DefaultAnonymousTenant {
-		return store.Target{Tenant: tenant, Database: t.a.database}, nil
+		return store.Target{Tenant: tenant, Database: t.database}, nil
 	}
 	return store.Target{}, fmt.Errorf("tenant %q is not in the settings", tenant)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 
@@ -20,70 +21,81 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store/tenantstore"
 )
 
-// buildStore opens the selected store backend and the schema cache in front of it.
-func (a *App) buildStore() (Component, error) {
-	var s store.Store
-	switch c := a.cfg.Store; c.Backend {
+// storeLayer is the store as the features use it: the backend behind the tenant router (tenants
+// with their own ClickHouse) and the metrics wrapper, and the boot database.
+type storeLayer struct {
+	store    store.Store
+	router   *tenantstore.Router
+	database string
+	// server is true for a ClickHouse server (which can be down), false for in-process chDB.
+	server bool
+}
+
+// buildStore opens the selected store backend.
+func buildStore(e env) (storeLayer, Component, error) {
+	var (
+		s  store.Store
+		sl storeLayer
+	)
+	switch c := e.cfg.Store; c.Backend {
 	case "chdb":
-		st, err := chdbstore.New(chdbstore.Config{Path: c.CHDB.Path, LibPath: c.CHDB.LibPath}, chdbstore.Deps{Logger: a.log})
+		st, err := chdbstore.New(chdbstore.Config{Path: c.CHDB.Path, LibPath: c.CHDB.LibPath}, chdbstore.Deps{Logger: e.log})
 		if err != nil {
-			return nil, err
+			return sl, nil, err
 		}
 		s = st
-		a.database = "default"
+		sl.database = "default"
 	case "clickhouse":
-		ch := c.ClickHouse
-		cfg := clickhousestore.Config{
-			DialTimeout:  ch.DialTimeout.D(),
-			MaxOpenConns: ch.MaxOpenConns,
-		}
-		cfg.Addr = ch.Addrs
-		cfg.Username = ch.User
-		cfg.PasswordFile = ch.PasswordFile
-		cfg.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}
-		st, err := clickhousestore.New(cfg, clickhousestore.Deps{Logger: a.log})
+		st, err := clickhousestore.New(clickhouseConfig(e.cfg, c.ClickHouse.Addrs, c.ClickHouse.User, c.ClickHouse.PasswordFile), clickhousestore.Deps{Logger: e.log})
 		if err != nil {
-			return nil, err
+			return sl, nil, err
 		}
 		s = st
-		a.database = ch.Database
+		sl.database, sl.server = c.ClickHouse.Database, true
 	default:
-		return nil, fmt.Errorf("store.backend %q is not built in", c.Backend)
+		return sl, nil, fmt.Errorf("store.backend %q is not built in", c.Backend)
 	}
-	a.router = tenantstore.New(s, a.openTenantStore, a.log.With("component", compStore))
-	s, err := storemetrics.Wrap(a.router, a.reg)
+	sl.router = tenantstore.New(s, openTenantStore(e), e.log.With("component", compStore))
+	s, err := storemetrics.Wrap(sl.router, e.reg)
 	if err != nil {
-		return nil, err
+		return sl, nil, err
 	}
-	a.store = s
+	sl.store = s
+	database := sl.database
 	prepare := func(ctx context.Context) error {
-		if a.database != "default" {
+		if database != "default" {
 			// The tenant's database must exist before tables can be created in it.
-			if err := s.Exec(ctx, store.Target{Database: "default"}, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(a.database)); err != nil {
-				return fmt.Errorf("create database %s: %w", a.database, err)
+			if err := s.Exec(ctx, store.Target{Database: "default"}, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(database)); err != nil {
+				return fmt.Errorf("create database %s: %w", database, err)
 			}
 		}
-		return s.Ping(ctx, store.Target{Database: a.database})
+		return s.Ping(ctx, store.Target{Database: database})
 	}
-	if a.cfg.Store.Backend != "clickhouse" {
+	if !sl.server {
 		// chDB is in-process: it cannot be unreachable, and a failure to open it is fatal.
-		a.schema = schemacache.New(s, schemacache.Options{})
-		return newComponent(compStore, prepare, nil, s.Close), nil
+		return sl, newComponent(compStore, prepare, nil, s.Close), nil
 	}
-	// A ClickHouse server can be down when the process boots: the schemas every process read
-	// are kept in the queue, so validation (and durable acceptance) goes on without it.
-	opts := schemacache.Options{Log: a.log.With("component", compStore)}
-	if qs, ok := a.queue.(mq.Schemas); ok {
-		opts.Backing = queueSchemas{qs}
-	}
-	a.schema = schemacache.New(s, opts)
 	h := &storeHealth{
 		prepare:   prepare,
-		ping:      func(ctx context.Context) error { return s.Ping(ctx, store.Target{Database: a.database}) },
-		readiness: a.readiness,
-		log:       a.log.With("component", compStore),
+		ping:      func(ctx context.Context) error { return s.Ping(ctx, store.Target{Database: database}) },
+		readiness: e.readiness,
+		log:       e.log.With("component", compStore),
 	}
-	return newComponent(compStore, h.start, h.run, s.Close), nil
+	return sl, newComponent(compStore, h.start, h.run, s.Close), nil
+}
+
+// buildSchemaCache puts the schema cache in front of the store. A ClickHouse server can be down
+// when the process boots: the schemas every process read are kept in the queue (when it has a
+// schema bucket), so validation (and durable acceptance) goes on without it.
+func buildSchemaCache(e env, sl storeLayer, queue mq.Queue) *schemacache.Cache {
+	if !sl.server {
+		return schemacache.New(sl.store, schemacache.Options{})
+	}
+	opts := schemacache.Options{Log: e.log.With("component", compStore)}
+	if qs, ok := queue.(mq.Schemas); ok {
+		opts.Backing = queueSchemas{qs}
+	}
+	return schemacache.New(sl.store, opts)
 }
 
 // The store health probe: while the server is unreachable it is tried every storeRetryInterval,
@@ -198,14 +210,22 @@ func (q queueSchemas) Load(ctx context.Context, target store.Target, table strin
 // openTenantStore opens the store of a tenant whose settings name its own ClickHouse server:
 // the boot clickhouse settings (timeouts, pool size, TLS) with the tenant's addresses and
 // credentials. It connects on first use.
-func (a *App) openTenantStore(tenant string, t settings.Target) (store.Store, error) {
-	ch := a.cfg.Store.ClickHouse
-	cfg := clickhousestore.Config{DialTimeout: ch.DialTimeout.D(), MaxOpenConns: ch.MaxOpenConns}
-	cfg.Addr = t.Addrs
-	cfg.Username = t.User
-	cfg.PasswordFile = t.PasswordFile
-	cfg.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}
-	return clickhousestore.New(cfg, clickhousestore.Deps{Logger: a.log.With("tenant", tenant)})
+func openTenantStore(e env) tenantstore.Opener {
+	return func(tenant string, t settings.Target) (store.Store, error) {
+		return clickhousestore.New(clickhouseConfig(e.cfg, t.Addrs, t.User, t.PasswordFile), clickhousestore.Deps{Logger: e.log.With("tenant", tenant)})
+	}
+}
+
+// clickhouseConfig is the boot clickhouse settings (timeouts, pool size, TLS) with these
+// addresses and credentials.
+func clickhouseConfig(cfg config.Config, addrs []string, user, passwordFile string) clickhousestore.Config {
+	ch := cfg.Store.ClickHouse
+	c := clickhousestore.Config{DialTimeout: ch.DialTimeout.D(), MaxOpenConns: ch.MaxOpenConns}
+	c.Addr = addrs
+	c.Username = user
+	c.PasswordFile = passwordFile
+	c.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}
+	return c
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "\\`") + "`" }

@@ -11,21 +11,22 @@ import (
 
 // buildSweeper creates the sweeper role. The coordinator of the nats backend only exists once
 // the queue is up, so the sweeper is built when its component starts.
-func (a *App) buildSweeper() (Component, error) {
+func buildSweeper(e env, queue mq.Queue, co *coordRef, dd dedupe.Store) Component {
 	var s *sweeper.Sweeper
 	start := func(context.Context) error {
-		if a.coord == nil {
+		c := co.get()
+		if c == nil {
 			return errors.New("sweeper: no coordinator")
 		}
-		ds, _ := a.dedupe.(dedupe.Sweeper)
+		ds, _ := dd.(dedupe.Sweeper)
+		dlq, _ := queue.DLQ().(mq.DeadLetterExpirer)
+		journal, _ := queue.(mq.JournalCompactor)
 		var err error
-		dlq, _ := a.queue.DLQ().(mq.DeadLetterExpirer)
-		journal, _ := a.queue.(mq.JournalCompactor)
-		s, err = sweeper.New(sweeper.Config{Interval: a.cfg.Sweeper.Interval.D(), HistoryWindow: a.cfg.Stream.HistoryWindow.D(),
-			DLQRetention: a.cfg.MQ.DLQRetention.D(), Instance: a.cfg.InstanceID},
-			sweeper.Deps{Coord: a.coord, Queue: a.queue, Dedupe: ds, DLQ: dlq, Journal: journal, Registerer: a.reg, Log: a.log.With("component", compSweeper)})
+		s, err = sweeper.New(sweeper.Config{Interval: e.cfg.Sweeper.Interval.D(), HistoryWindow: e.cfg.Stream.HistoryWindow.D(),
+			DLQRetention: e.cfg.MQ.DLQRetention.D(), Instance: e.cfg.InstanceID},
+			sweeper.Deps{Coord: c, Queue: queue, Dedupe: ds, DLQ: dlq, Journal: journal, Registerer: e.reg, Log: e.log.With("component", compSweeper)})
 		return err
 	}
 	run := func(ctx context.Context) error { return s.Run(ctx) }
-	return newComponent(compSweeper, start, run, nil), nil
+	return newComponent(compSweeper, start, run, nil)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strings"
@@ -76,6 +77,14 @@ type Config struct {
 	Settle time.Duration
 	// Bodies is the number of distinct pre-generated bodies cycled through. Default 64.
 	Bodies int
+	// MaxErrorRatio is the share of failed requests (a transport error or a non-2xx answer) a
+	// phase may have and still pass. Default 0: any failed request fails the run.
+	MaxErrorRatio float64
+	// OpsURL is the gateway's ops listener base URL; the gateway's resident memory is read from
+	// its /metrics at the end of the run. Empty skips it.
+	OpsURL string
+	// Progress, when set, receives one line per second during each load phase.
+	Progress io.Writer `json:"-"`
 }
 
 func (c *Config) withDefaults() {
@@ -110,10 +119,7 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("url: give the gateway URL or at least one direct target"))
 	}
 	if c.URL != "" {
-		u, err := url.Parse(c.URL)
-		if err != nil || u.Scheme != "http" || u.Host == "" {
-			errs = append(errs, fmt.Errorf("url: %q is not an http:// base URL", c.URL))
-		} else if err := loopback(u.Host); err != nil {
+		if err := loopbackURL(c.URL); err != nil {
 			errs = append(errs, fmt.Errorf("url: %w", err))
 		}
 	}
@@ -154,6 +160,14 @@ func (c Config) Validate() error {
 	if c.Settle < 0 || c.Settle > time.Hour {
 		errs = append(errs, fmt.Errorf("settle: %s must be positive and at most 1h", c.Settle))
 	}
+	if c.MaxErrorRatio < 0 || c.MaxErrorRatio > 1 {
+		errs = append(errs, fmt.Errorf("max-error-ratio: %g must be 0..1", c.MaxErrorRatio))
+	}
+	if c.OpsURL != "" {
+		if err := loopbackURL(c.OpsURL); err != nil {
+			errs = append(errs, fmt.Errorf("ops-url: %w", err))
+		}
+	}
 	if c.Bodies < 1 || c.Bodies > 100_000 {
 		errs = append(errs, fmt.Errorf("bodies: %d must be 1..100000", c.Bodies))
 	}
@@ -170,6 +184,15 @@ func validIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// loopbackURL accepts an http:// base URL on a loopback host.
+func loopbackURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return fmt.Errorf("%q is not an http:// base URL", raw)
+	}
+	return loopback(u.Host)
 }
 
 // loopback accepts only loopback hosts: the tool is a local benchmark, never a load generator

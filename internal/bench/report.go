@@ -15,7 +15,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "bench ingest: clients=%d rows/request=%d format=%s gzip=%t wait_committed=%t duration=%s requests=%d rate=%g rows/s\n\n",
 		c.Clients, c.Rows, c.Format, c.Gzip, c.WaitCommitted, c.Duration, c.Requests, c.Rate)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\treq\treq/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tfresh max\tinserts\tparts end/final\t")
+	fmt.Fprintln(tw, "target\treq\tfailed\tok req/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tfresh max\tinserts\tparts end/final\t")
 	for _, p := range r.Phases {
 		q, e2e, f50, f99, fmax := "?", "?", "?", "?", "?"
 		if p.Queryable >= 0 {
@@ -28,8 +28,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			f50, f99, fmax = ms(p.Freshness.P50), ms(p.Freshness.P99), ms(p.Freshness.Max)
 		}
 		parts, inserts := orUnknown(p.PartsAtEnd)+"/"+orUnknown(p.Parts), orUnknown(p.Inserts)
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			p.Target, p.Requests, p.RequestsPerS, p.RowsPerS,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			p.Target, p.Requests, p.FailedRequests, p.RequestsPerS, p.RowsPerS,
 			ms(p.Latency.P50), ms(p.Latency.P95), ms(p.Latency.P99), ms(p.Latency.Max),
 			p.OKRequests, q, e2e, f50, f99, fmax, inserts, parts)
 	}
@@ -71,6 +71,19 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintln(w, line)
 		}
+	}
+	if r.GatewayRSSBytes >= 0 {
+		fmt.Fprintf(w, "\ngateway RSS at the end: %.1f MB\n", float64(r.GatewayRSSBytes)/1e6)
+	} else if c.OpsURL != "" {
+		fmt.Fprintf(w, "\ngateway RSS at the end: unknown (no process_resident_memory_bytes at %s/metrics)\n", c.OpsURL)
+	}
+	if len(r.Failed) > 0 {
+		fmt.Fprintln(w, "\nFAILED:")
+		for _, f := range r.Failed {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	} else {
+		fmt.Fprintln(w, "\nall checks passed")
 	}
 	return nil
 }

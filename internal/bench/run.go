@@ -16,13 +16,18 @@ const sampleEvery = 100 * time.Millisecond
 
 // Phase is the result of one target's load phase.
 type Phase struct {
-	Target        string           `json:"target"`
-	Table         string           `json:"table"`
-	Elapsed       time.Duration    `json:"elapsed"`
-	Requests      int64            `json:"requests"`
-	OKRequests    int64            `json:"ok_requests"`
-	AcceptedRows  int64            `json:"accepted_rows"`
-	RequestsPerS  float64          `json:"requests_per_s"`
+	Target     string        `json:"target"`
+	Table      string        `json:"table"`
+	Elapsed    time.Duration `json:"elapsed"`
+	Requests   int64         `json:"requests"`
+	OKRequests int64         `json:"ok_requests"`
+	// FailedRequests are the requests that got a transport error (a refused connection, a
+	// timeout) or a non-2xx answer; they count against the run (Report.Failed).
+	FailedRequests int64   `json:"failed_requests"`
+	AcceptedRows   int64   `json:"accepted_rows"`
+	RequestsPerS   float64 `json:"requests_per_s"` // 2xx requests per second
+	// Latency is from the send to the answer; with Rate it is from the time the request was
+	// scheduled, so a server that falls behind shows its queueing delay (no coordinated omission).
 	RowsPerS      float64          `json:"rows_per_s"`
 	Latency       Latency          `json:"latency"`
 	Status        map[int]int64    `json:"status"`
@@ -42,6 +47,11 @@ type Phase struct {
 type Report struct {
 	Config Config  `json:"config"`
 	Phases []Phase `json:"phases"`
+	// GatewayRSSBytes is the gateway's resident memory at the end of the run, read from
+	// process_resident_memory_bytes on Config.OpsURL; -1 unknown.
+	GatewayRSSBytes int64 `json:"gateway_rss_bytes"`
+	// Failed lists the run's own checks that did not hold; a run with any fails (exit status 1).
+	Failed []string `json:"failed_checks,omitempty"`
 }
 
 // Run runs the load phases the configuration names, one after the other, and returns their
@@ -58,7 +68,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.ClickHouseHTTP != "" {
 		ch = &clickHouseHTTP{client: client, addr: cfg.ClickHouseHTTP}
 	}
-	rep := &Report{Config: cfg}
+	rep := &Report{Config: cfg, GatewayRSSBytes: -1}
+	defer func() { rep.Failed = rep.checks() }()
 	now := time.Now()
 	if cfg.URL != "" {
 		if cfg.Create {
@@ -81,6 +92,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		p := runPhase(ctx, cfg, "gateway", cfg.Table, tg, batches, cnt, ch)
 		p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
 		rep.Phases = append(rep.Phases, p)
+		if cfg.OpsURL != "" {
+			rep.GatewayRSSBytes = gatewayRSS(ctx, client, cfg.OpsURL)
+		}
 	}
 	for _, d := range cfg.Direct {
 		p, err := runDirect(ctx, cfg, client, d, now)
@@ -170,7 +184,7 @@ func runPhase(ctx context.Context, cfg Config, name, table string, tg target, ba
 		}
 	}()
 
-	var next, accepted atomic.Int64
+	var next, accepted, okReq, failedReq atomic.Int64
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
 	loadCtx, cancelLoad := context.WithDeadline(ctx, deadline.Add(30*time.Second))
@@ -212,15 +226,21 @@ func runPhase(ctx context.Context, cfg Config, name, table string, tg target, ba
 				}
 				b := &batches[int(k)%len(batches)]
 				t0 := time.Now()
+				if interval > 0 {
+					t0 = due.Add(-interval) // when this request was due, not when it went out
+				}
 				status, detail, err := s.send(loadCtx, b)
 				res.lat = append(res.lat, time.Since(t0))
 				switch {
 				case err != nil:
+					failedReq.Add(1)
 					res.errs[shorten(err.Error())]++
 				case status >= 200 && status < 300:
+					okReq.Add(1)
 					res.status[status]++
 					accepted.Add(int64(len(b.Rows)))
 				default:
+					failedReq.Add(1)
 					res.status[status]++
 					res.errs[fmt.Sprintf("%d %s", status, shorten(maskDigits(detail)))]++
 				}
@@ -240,6 +260,16 @@ func runPhase(ctx context.Context, cfg Config, name, table string, tg target, ba
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
 	var last int64
+	ticks := 0
+	progress := func() {
+		ticks++
+		if cfg.Progress == nil || ticks%int(time.Second/sampleEvery) != 0 {
+			return
+		}
+		secs := time.Since(start).Seconds()
+		fmt.Fprintf(cfg.Progress, "%s %4.0fs  ok %d  failed %d  accepted rows %d  %.0f rows/s\n",
+			name, secs, okReq.Load(), failedReq.Load(), accepted.Load(), float64(accepted.Load())/secs)
+	}
 	poll := func() {
 		if baseErr != nil {
 			return
@@ -259,6 +289,7 @@ loop:
 				last = a
 			}
 			poll()
+			progress()
 		}
 	}
 	end := time.Now()
@@ -285,10 +316,11 @@ loop:
 		}
 	}
 	p.Requests = int64(len(all))
+	p.FailedRequests = p.Requests - p.OKRequests
 	p.AcceptedRows = total
 	p.Latency = Summarize(all)
 	if secs := p.Elapsed.Seconds(); secs > 0 {
-		p.RequestsPerS = float64(p.Requests) / secs
+		p.RequestsPerS = float64(p.OKRequests) / secs
 		p.RowsPerS = float64(total) / secs
 	}
 

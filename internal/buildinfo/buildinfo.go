@@ -26,8 +26,17 @@ type Info struct {
 
 // Get returns the build description, filling gaps from the binary's embedded build settings.
 func Get() Info {
-	info := Info{Version: Version, Commit: Commit, BuildTime: BuildTime, GoVersion: runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return fill(Info{Version: Version, Commit: Commit, BuildTime: BuildTime, GoVersion: runtime.Version()}, bi)
+}
+
+// fill completes info from the embedded build settings bi (nil when the binary has none):
+// link-time values win, then the VCS settings, then "dev" and "unknown".
+func fill(info Info, bi *debug.BuildInfo) Info {
+	if bi != nil {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":

@@ -178,9 +178,14 @@ func unquote(raw []byte) (string, bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendString appends s as a JSON string exactly as canonical values spell strings: only what
+// JSON requires is escaped, and invalid UTF-8 becomes U+FFFD so the output is always valid JSON.
+// It lets a decoder of another text format hand strings to [Type.AppendCanonical] as JSON.
+func AppendString[S string | []byte](dst []byte, s S) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JSON string, escaping only what JSON requires; invalid UTF-8
 // becomes U+FFFD so the output is always valid JSON.
-func appendString(dst []byte, s string) []byte {
+func appendString[S string | []byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -207,7 +212,8 @@ func appendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// At most UTFMax bytes are converted, which the compiler does on the stack.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)

@@ -83,24 +83,38 @@ func (r *Roles) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the roles as one comma-separated string.
 func (r Roles) MarshalYAML() (any, error) { return r.String(), nil }
 
-// Uses reports whether a process running these roles needs the layer ("store", "mq", "cache",
-// "dedupe" or "coord"): api uses store, mq, cache and dedupe; ingest uses store, mq and cache;
-// sweeper uses mq, coord and dedupe.
-func (r Roles) Uses(layer string) bool {
+// The components a process can run: one per layer (store, mq, cache, dedupe, coord) and one per
+// worker. The wiring in internal/app builds exactly the components the roles use.
+const (
+	ComponentOps      = "ops"
+	ComponentStore    = "store"
+	ComponentMQ       = "mq"
+	ComponentCache    = "cache"
+	ComponentDedupe   = "dedupe"
+	ComponentCoord    = "coord"
+	ComponentSettings = "settings"
+	ComponentIngest   = "ingest"
+	ComponentSweeper  = "sweeper"
+	ComponentAPI      = "api"
+)
+
+// roleComponents is the one table of what each role runs besides the ops listener, which every
+// process runs. Validation (Uses) and the wiring (internal/app) both read it.
+var roleComponents = map[Role][]string{
+	RoleAPI:     {ComponentStore, ComponentMQ, ComponentCache, ComponentDedupe, ComponentSettings, ComponentAPI},
+	RoleIngest:  {ComponentStore, ComponentMQ, ComponentCache, ComponentSettings, ComponentIngest},
+	RoleSweeper: {ComponentMQ, ComponentCoord, ComponentDedupe, ComponentSweeper},
+}
+
+// Uses reports whether a process running these roles runs the component (a layer such as
+// "store" or a worker such as "ingest"); the ops listener is always used.
+func (r Roles) Uses(component string) bool {
+	if component == ComponentOps {
+		return true
+	}
 	for _, role := range r {
-		switch role {
-		case RoleAPI:
-			if layer == "store" || layer == "mq" || layer == "cache" || layer == "dedupe" {
-				return true
-			}
-		case RoleIngest:
-			if layer == "store" || layer == "mq" || layer == "cache" {
-				return true
-			}
-		case RoleSweeper:
-			if layer == "mq" || layer == "coord" || layer == "dedupe" {
-				return true
-			}
+		if slices.Contains(roleComponents[role], component) {
+			return true
 		}
 	}
 	return false

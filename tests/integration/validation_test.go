@@ -33,6 +33,7 @@ type apiError struct {
 
 type rowError struct {
 	Row     int    `json:"row"`
+	Line    int    `json:"line"`
 	Column  string `json:"column"`
 	Code    string `json:"code"`
 	Message string `json:"message"`

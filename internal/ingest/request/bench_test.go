@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,6 +63,25 @@ func zstdBytes(tb testing.TB, b []byte) []byte {
 	return zw.EncodeAll(b, nil)
 }
 
+// textRows is ndjson(n) as CSV (with a header) or TSV (without), the way ClickHouse writes them.
+func textRows(n int, tsv bool) []byte {
+	var b bytes.Buffer
+	if !tsv {
+		b.WriteString("ts,id,user_id,event,value,tags,note\n")
+	}
+	for i := range n {
+		row := fmt.Sprintf(`"2026-01-01 12:%02d:%02d",%d,"b1e5c2a4-7d3f-4e21-9a8b-%012d","click",%d.25,"['a','b%d']",\N`,
+			i/60%60, i%60, 1<<40+i, i, i%1000, i%7)
+		if tsv {
+			row = strings.NewReplacer(",", "\t", `"`, "").Replace(row)
+			row = strings.Replace(row, "'a'\t'b", "'a','b", 1)
+		}
+		b.WriteString(row)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
 type benchCase struct {
 	name, ct, ce string
 	body         []byte
@@ -76,6 +96,8 @@ func benchCases(b *testing.B) []benchCase {
 		{"ndjson_1000", "application/x-ndjson", "", many, len(many)},
 		{"ndjson_1000_gzip", "application/x-ndjson", "gzip", gzipBytes(b, many), len(many)},
 		{"ndjson_1000_zstd", "application/x-ndjson", "zstd", zstdBytes(b, many), len(many)},
+		{"csv_1000", "text/csv; header=present", "", textRows(1000, false), len(textRows(1000, false))},
+		{"tsv_1000", "text/tab-separated-values; header=absent", "", textRows(1000, true), len(textRows(1000, true))},
 	}
 }
 
@@ -104,7 +126,7 @@ func BenchmarkParse(b *testing.B) {
 func BenchmarkStdlib(b *testing.B) {
 	cols := benchCols()
 	for _, c := range benchCases(b) {
-		if c.ce != "" {
+		if c.ce != "" || !strings.HasPrefix(c.ct, "application/") {
 			continue
 		}
 		b.Run(c.name, func(b *testing.B) {
@@ -171,5 +193,23 @@ func TestStdlibCandidateAgrees(t *testing.T) {
 	res, herr := Parse("application/x-ndjson", "", bytes.NewReader(body), benchCols(), Limits{}, Options{})
 	if herr != nil || res.Accepted != 50 {
 		t.Fatalf("Parse: %+v %+v", res, herr)
+	}
+}
+
+// TestBenchTextRowsAgree makes the CSV and TSV benchmarks do the NDJSON benchmark's work: the
+// same rows, byte for byte.
+func TestBenchTextRowsAgree(t *testing.T) {
+	want, herr := Parse("application/x-ndjson", "", bytes.NewReader(ndjson(50)), benchCols(), Limits{}, Options{})
+	if herr != nil {
+		t.Fatal(herr)
+	}
+	for _, c := range []struct {
+		ct   string
+		body []byte
+	}{{"text/csv; header=present", textRows(50, false)}, {"text/tab-separated-values; header=absent", textRows(50, true)}} {
+		got, herr := Parse(c.ct, "", bytes.NewReader(c.body), benchCols(), Limits{}, Options{})
+		if herr != nil || !reflect.DeepEqual(rowsOf(got), rowsOf(want)) {
+			t.Fatalf("%s: %+v\n%s\nwant\n%s", c.ct, herr, strings.Join(rowsOf(got), "\n"), strings.Join(rowsOf(want), "\n"))
+		}
 	}
 }

@@ -2,7 +2,9 @@ package request
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,20 +21,72 @@ type format uint8
 const (
 	formatJSON format = iota + 1
 	formatNDJSON
+	formatCSV
+	formatTSV
 )
 
-// parseMediaType maps a Content-Type to a format, ignoring parameters and case.
-func parseMediaType(ct string) (format, bool) {
+// headerMode says whether the first record of a CSV or TSV body names the columns.
+type headerMode uint8
+
+const (
+	headerAuto headerMode = iota
+	headerPresent
+	headerAbsent
+)
+
+// bodyFormat is everything the Content-Type decides.
+type bodyFormat struct {
+	kind   format
+	header headerMode
+	// sep is the field delimiter of CSV and TSV.
+	sep byte
+}
+
+// parseMediaType maps a Content-Type to a format, ignoring case and, for JSON, every parameter.
+// For CSV and TSV it reads the header and (CSV only) delimiter parameters; a bad value is a 415
+// naming it, any other parameter (charset) is ignored.
+func parseMediaType(ct string) (bodyFormat, *httpx.Error) {
 	mt, _, _ := strings.Cut(ct, ";")
-	mt = strings.TrimSpace(mt)
-	switch {
-	case strings.EqualFold(mt, "application/json"):
-		return formatJSON, true
-	case strings.EqualFold(mt, "application/x-ndjson"), strings.EqualFold(mt, "application/ndjson"),
-		strings.EqualFold(mt, "application/jsonl"):
-		return formatNDJSON, true
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	switch mt {
+	case "application/json":
+		return bodyFormat{kind: formatJSON}, nil
+	case "application/x-ndjson", "application/ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines":
+		return bodyFormat{kind: formatNDJSON}, nil
+	case "text/csv":
+		return textParams(ct, bodyFormat{kind: formatCSV, sep: ','})
+	case "text/tab-separated-values":
+		return textParams(ct, bodyFormat{kind: formatTSV, sep: '\t'})
 	}
-	return 0, false
+	return bodyFormat{}, unsupportedMediaType(ct)
+}
+
+func textParams(ct string, f bodyFormat) (bodyFormat, *httpx.Error) {
+	_, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return f, badMediaParam(ct, "cannot parse the media type parameters: "+err.Error())
+	}
+	switch h := strings.ToLower(params["header"]); h {
+	case "", "auto":
+	case "present":
+		f.header = headerPresent
+	case "absent":
+		f.header = headerAbsent
+	default:
+		return f, badMediaParam(ct, fmt.Sprintf("header=%q: want present, absent or auto", excerpt(h, 32)))
+	}
+	d, ok := params["delimiter"]
+	if !ok {
+		return f, nil
+	}
+	if f.kind != formatCSV {
+		return f, badMediaParam(ct, "the delimiter parameter applies to text/csv only; tab-separated values are split on tabs")
+	}
+	if len(d) != 1 || d[0] == '"' || d[0] == '\r' || d[0] == '\n' || d[0] >= 0x80 {
+		return f, badMediaParam(ct, fmt.Sprintf("delimiter=%q: want one ASCII character other than a double quote or a line break", excerpt(d, 32)))
+	}
+	f.sep = d[0]
+	return f, nil
 }
 
 // encoding is the Content-Encoding of the body.

@@ -18,6 +18,8 @@ const (
 	CodeTooManyRows          = "ingest.too_many_rows"
 	CodeEmptyBody            = "ingest.empty_body"
 	CodeMalformedJSON        = "ingest.malformed_json"
+	CodeMalformedCSV         = "ingest.malformed_csv"
+	CodeMalformedTSV         = "ingest.malformed_tsv"
 	CodeInvalidRows          = "ingest.invalid_rows"
 )
 
@@ -29,10 +31,16 @@ const (
 	RowDuplicateColumn = "duplicate_column"
 	RowNotAnObject     = "not_an_object"
 	RowEmpty           = "empty_row"
+	// RowFieldCount is a CSV or TSV record whose field count differs from the header's (or,
+	// without a header, from the table's insertable columns).
+	RowFieldCount = "field_count"
 )
 
 // acceptedMediaTypes is never modified; AcceptedMediaTypes hands out copies.
-var acceptedMediaTypes = []string{"application/json", "application/x-ndjson", "application/ndjson", "application/jsonl"}
+var acceptedMediaTypes = []string{
+	"application/json", "application/x-ndjson", "application/ndjson", "application/jsonl",
+	"application/jsonlines", "application/x-jsonlines", "text/csv", "text/tab-separated-values",
+}
 
 // AcceptedMediaTypes returns the Content-Types Parse accepts.
 func AcceptedMediaTypes() []string { return append([]string(nil), acceptedMediaTypes...) }
@@ -47,6 +55,13 @@ func fail(status int, code, format string, args ...any) *httpx.Error {
 func unsupportedMediaType(ct string) *httpx.Error {
 	e := fail(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
 		"content type %q is not supported; send one of %s", excerpt(ct, 64), strings.Join(acceptedMediaTypes, ", "))
+	e.Details = map[string][]string{"accepted": AcceptedMediaTypes()}
+	return e
+}
+
+// badMediaParam refuses a CSV or TSV Content-Type whose parameters cannot be honoured.
+func badMediaParam(ct, why string) *httpx.Error {
+	e := fail(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "content type %q: %s", excerpt(ct, 64), why)
 	e.Details = map[string][]string{"accepted": AcceptedMediaTypes()}
 	return e
 }
@@ -89,11 +104,27 @@ func malformed(row, off int, msg string) *httpx.Error {
 	return e
 }
 
+// malformedText reports a CSV or TSV syntax error: the data row (0-based), the body line
+// (1-based) where it starts, and the byte offset of the fault in the decompressed body.
+func malformedText(f format, row, line, off int, msg string) *httpx.Error {
+	code, name := CodeMalformedCSV, "CSV"
+	if f == formatTSV {
+		code, name = CodeMalformedTSV, "TSV"
+	}
+	e := fail(http.StatusBadRequest, code, "malformed %s in row %d (line %d) at byte offset %d: %s", name, row, line, off, msg)
+	e.Details = map[string]int{"row": row, "line": line, "offset": off}
+	return e
+}
+
 func invalidRows(res *Result) *httpx.Error {
 	msg := fmt.Sprintf("%d of %d rows are invalid; nothing was accepted (send ?partial=true to accept the valid rows)", res.Rejected, res.Total)
 	if len(res.Errors) > 0 {
 		first := res.Errors[0]
-		msg += fmt.Sprintf("; first: row %d: %s", first.Row, first.Message)
+		if first.Line > 0 {
+			msg += fmt.Sprintf("; first: row %d (line %d): %s", first.Row, first.Line, first.Message)
+		} else {
+			msg += fmt.Sprintf("; first: row %d: %s", first.Row, first.Message)
+		}
 	}
 	errs := res.Errors
 	if errs == nil {

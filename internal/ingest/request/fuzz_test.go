@@ -26,6 +26,9 @@ func FuzzParse(f *testing.F) {
 		"   ",
 		"[]",
 		`"\u00zz"`,
+		"ts,id,user_id,event,tags\n0,1,00000000-0000-0000-0000-000000000000,\"a \"\"b\"\"\n\",\"['x','y''z']\"\r\n",
+		"0\t1\t00000000-0000-0000-0000-000000000000\tx\\ty\t0\t['a\\'b']\t\\N\n",
+		"ts,id,\"open\n",
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), uint8(i%5), []byte(s))
@@ -36,7 +39,8 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = zw.Close() })
-	cts := []string{"application/json", "application/x-ndjson", "application/jsonl; charset=utf-8", "application/ndjson", "text/plain"}
+	cts := []string{"application/json", "application/x-ndjson", "application/jsonl; charset=utf-8", "application/ndjson", "text/plain",
+		"text/csv", "text/csv; header=absent", "text/tab-separated-values; header=present", "text/tab-separated-values"}
 	f.Fuzz(func(t *testing.T, ctChoice, ceChoice uint8, body []byte) {
 		ct := cts[int(ctChoice>>1)%len(cts)]
 		opt := Options{Partial: ctChoice&1 == 1}
@@ -78,6 +82,20 @@ func FuzzParse(f *testing.F) {
 		}
 		if !opt.Partial && res.Rejected != 0 {
 			t.Fatalf("an atomic request succeeded with %d rejected rows", res.Rejected)
+		}
+	})
+}
+
+// FuzzLiteral holds the text literal converter to producing valid JSON whenever it accepts.
+func FuzzLiteral(f *testing.F) {
+	for _, s := range []string{"[1,NULL,-3]", "['a','b''c','d\\'e',\"q\"]", "{'k':1,2:[3]}", "(1,'x',(2,[]))", "[", "['", "{1}", "[+1,nan,inf]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		var l literal
+		out, ok := l.appendLiteral(nil, s)
+		if ok && !json.Valid(out) {
+			t.Fatalf("%q became invalid JSON %q", s, out)
 		}
 	})
 }

@@ -20,9 +20,9 @@ var rowsPool = sync.Pool{New: func() any { return new(rows) }}
 // body until EOF, a read error or one byte past the limit; it does not close it.
 func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
 	lim = lim.withDefaults()
-	f, ok := parseMediaType(contentType)
-	if !ok {
-		return Result{}, unsupportedMediaType(contentType)
+	f, herr := parseMediaType(contentType)
+	if herr != nil {
+		return Result{}, herr
 	}
 	enc, ok := parseEncoding(contentEncoding)
 	if !ok {
@@ -45,7 +45,7 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 		return Result{}, herr
 	}
 	p.reset(cols, lim.MaxErrors)
-	p.out = make([]byte, 0, len(data)*3/4+64)
+	p.out = make([]byte, 0, outCap(f.kind, len(data)))
 	total, herr := p.split(f, data, lim.MaxRows)
 	if herr != nil {
 		return Result{}, herr
@@ -62,6 +62,15 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 	}
 	res.Segments = p.segments()
 	return res, nil
+}
+
+// outCap guesses the size of the canonical rows of a body of n bytes, so the arena is rarely
+// regrown: JSON loses its keys, CSV and TSV gain brackets and quotes.
+func outCap(f format, n int) int {
+	if f == formatCSV || f == formatTSV {
+		return n*3/2 + 64
+	}
+	return n*3/4 + 64
 }
 
 // segments turns the collected spans into payload segments whose rows alias the arena.
@@ -82,12 +91,15 @@ func (p *rows) segments() []payload.Segment {
 }
 
 // split walks the top level of the body, handing each row to p, and returns the row count.
-func (p *rows) split(f format, b []byte, maxRows int) (int, *httpx.Error) {
+func (p *rows) split(f bodyFormat, b []byte, maxRows int) (int, *httpx.Error) {
+	if f.kind == formatCSV || f.kind == formatTSV {
+		return p.splitText(f, b, maxRows)
+	}
 	i := skipSpace(b, 0)
 	if i >= len(b) {
 		return 0, nil
 	}
-	if f == formatNDJSON {
+	if f.kind == formatNDJSON {
 		return p.splitNDJSON(b, i, maxRows)
 	}
 	switch b[i] {

@@ -50,6 +50,10 @@ type rows struct {
 	segs []segment
 	last int
 
+	// line is the body line of the current CSV or TSV row, 0 for JSON.
+	line int
+	text textState
+
 	maxErrors          int
 	errs               []RowError
 	errCount           int
@@ -91,6 +95,8 @@ func (p *rows) reset(cols []store.Column, maxErrors int) {
 	p.src = bodyReader{}
 	p.last = 0
 	p.maxErrors = maxErrors
+	p.line = 0
+	p.text.reset()
 	p.errs = nil
 	p.errCount, p.rowErrs, p.accepted, p.rejected = 0, 0, 0, 0
 	p.byCode = nil
@@ -107,6 +113,7 @@ func (p *rows) release() {
 	p.segs = p.segs[:0]
 	p.out, p.errs, p.index, p.byCode = nil, nil, nil, nil
 	p.src = bodyReader{}
+	p.text.release()
 }
 
 func resize[T any](s []T, n int) []T {
@@ -141,13 +148,7 @@ func (p *rows) lookup(key []byte) int {
 // object validates the JSON object starting at b[i] == '{' as row number row and returns the
 // index just past it.
 func (p *rows) object(b []byte, i, row int) (int, *syntaxError) {
-	p.gen++
-	if p.gen == 0 {
-		clear(p.stamp)
-		p.gen = 1
-	}
-	p.hint = 0
-	p.rowErrs = 0
+	p.beginRow()
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		p.finishRow(row)
@@ -196,30 +197,53 @@ func (p *rows) object(b []byte, i, row int) (int, *syntaxError) {
 	}
 }
 
+// beginRow starts a new row: no column is given yet and no error is counted.
+func (p *rows) beginRow() {
+	p.gen++
+	if p.gen == 0 {
+		clear(p.stamp)
+		p.gen = 1
+	}
+	p.hint = 0
+	p.rowErrs = 0
+}
+
 // field records the value of one key of the current row.
 func (p *rows) field(row int, key, val []byte) {
 	c := p.lookup(key)
 	if c < 0 {
-		p.fail(row, RowUnknownColumn, func() (string, string) {
-			name := excerptBytes(key, 64)
-			return name, fmt.Sprintf("column %q does not exist in the table", name)
-		})
+		p.unknownColumn(row, key)
 		return
 	}
 	col := &p.cols[c]
 	switch {
 	case !col.writable:
-		p.fail(row, RowNotWritable, func() (string, string) {
-			return col.name, fmt.Sprintf("column %q is %s and cannot be inserted", col.name, col.kind)
-		})
+		p.notWritable(row, col)
 	case p.stamp[c] == p.gen:
-		p.fail(row, RowDuplicateColumn, func() (string, string) {
-			return col.name, fmt.Sprintf("column %q appears more than once in the row", col.name)
-		})
+		p.duplicateColumn(row, col)
 	default:
 		p.stamp[c] = p.gen
 		p.vals[c] = val
 	}
+}
+
+func (p *rows) unknownColumn(row int, key []byte) {
+	p.fail(row, RowUnknownColumn, func() (string, string) {
+		name := excerptBytes(key, 64)
+		return name, fmt.Sprintf("column %q does not exist in the table", name)
+	})
+}
+
+func (p *rows) notWritable(row int, col *column) {
+	p.fail(row, RowNotWritable, func() (string, string) {
+		return col.name, fmt.Sprintf("column %q is %s and cannot be inserted", col.name, col.kind)
+	})
+}
+
+func (p *rows) duplicateColumn(row int, col *column) {
+	p.fail(row, RowDuplicateColumn, func() (string, string) {
+		return col.name, fmt.Sprintf("column %q appears more than once in the row", col.name)
+	})
 }
 
 // null is the value written for an omitted Nullable column; it is only ever read.
@@ -242,6 +266,10 @@ func (p *rows) finishRow(row int) {
 		given := p.stamp[c] == p.gen
 		if given {
 			v = p.vals[c]
+			if v == nil {
+				// The text decoder already refused the value and reported why.
+				continue
+			}
 			if !col.nullable && col.hasDefault && isNull(v) {
 				given = false
 			}
@@ -356,7 +384,7 @@ func (p *rows) fail(row int, code string, describe func() (string, string)) {
 		return
 	}
 	colName, msg := describe()
-	p.errs = append(p.errs, RowError{Row: row, Column: colName, Code: code, Message: msg})
+	p.errs = append(p.errs, RowError{Row: row, Line: p.line, Column: colName, Code: code, Message: msg})
 }
 
 // valueError records a value chtype refused, naming the column and an excerpt of the value.

@@ -66,8 +66,11 @@ type Result struct {
 
 // RowError is one problem with one row.
 type RowError struct {
-	// Row is the 0-based index of the row in the body.
+	// Row is the 0-based index of the row in the body; a CSV or TSV header is not a row.
 	Row int `json:"row"`
+	// Line is the 1-based line of a CSV or TSV body where the row starts (the header counts);
+	// zero, and omitted, for JSON.
+	Line int `json:"line,omitempty"`
 	// Column names the column at fault, when there is one.
 	Column string `json:"column,omitempty"`
 	// Code is a stable machine-readable reason.

@@ -53,7 +53,7 @@ func TestUnstartedAndReopened(t *testing.T) {
 	var got []mq.Record
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	err = q2.Replay(ctx, "t", "x", mq.Position{}, func(e mq.Event) error {
+	err = q2.Replay(ctx, "t", "x", mq.Cursor{}, func(e mq.Event) error {
 		got = append(got, *e.Record)
 		cancel()
 		return nil

@@ -103,6 +103,9 @@ func (q *Queue) Start(ctx context.Context) error {
 		err = c.topology().Ensure(ctx, jq.JetStream())
 	}
 	if err == nil {
+		err = jq.ReconcileLayout(ctx)
+	}
+	if err == nil {
 		// The tenant budgets are derived from the queue: a restart must not hand a tenant its whole
 		// budget again on top of its backlog.
 		err = jq.RebuildBudget(ctx)

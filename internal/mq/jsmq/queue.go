@@ -87,6 +87,8 @@ type Queue struct {
 	// jindex is the in-memory journal index, started on the first Lookup.
 	jindex  *journalIndex
 	streams map[int]jetstream.Stream
+	// layoutToken is the layout record's token (ReconcileLayout), folded into every epoch.
+	layoutToken string
 }
 
 var _ mq.Queue = (*Queue)(nil)

@@ -123,6 +123,9 @@ func (q *Queue) Start(ctx context.Context) error {
 			}
 		}
 	}
+	if err == nil {
+		err = jq.ReconcileLayout(ctx)
+	}
 	if err == nil && metrics != nil {
 		err = metrics.Register(q.deps.Registerer, jq)
 	}

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slowServer answers every ingest request after delay, one at a time, like a gateway that cannot
+// keep up; it has no query route, so rows are not counted. It stands in for the target only to
+// check the tool's own arithmetic.
+func slowServer(t *testing.T, delay time.Duration) string {
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/ingest/") {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		time.Sleep(delay)
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestRateModeMeasuresFromTheScheduledSendTime: at a rate the server cannot keep up with, each
+// request waits longer behind the previous ones; latency measured from when it was due shows that
+// queueing (the last of 15 requests due every 20 ms against a 100 ms server is ≥ 1.2 s late),
+// where measuring from the actual send would report ~100 ms for every request.
+func TestRateModeMeasuresFromTheScheduledSendTime(t *testing.T) {
+	const delay, requests = 100 * time.Millisecond, 15
+	var progress bytes.Buffer
+	rep, err := Run(t.Context(), Config{URL: slowServer(t, delay), Table: "t", Clients: 1, Rows: 1, Requests: requests,
+		Rate: 50, Duration: time.Minute, Settle: time.Second, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Phases[0]
+	if p.OKRequests != requests || p.FailedRequests != 0 || len(rep.Failed) != 0 {
+		t.Fatalf("ok %d failed %d checks %v", p.OKRequests, p.FailedRequests, rep.Failed)
+	}
+	// Request n is due at n×20 ms and answered at ≥ (n+1)×100 ms.
+	if want := time.Duration(requests)*delay - time.Duration(requests-1)*20*time.Millisecond; p.Latency.Max < want {
+		t.Fatalf("max latency %s, want ≥ %s: latency is measured from the send, not the schedule", p.Latency.Max, want)
+	}
+	if lines := strings.Count(progress.String(), "\n"); lines < 1 || !strings.Contains(progress.String(), "ok ") {
+		t.Fatalf("progress %q: want a line per second of a %s phase", progress.String(), p.Elapsed)
+	}
+}
+
+func TestChecksNameWhatFailed(t *testing.T) {
+	r := &Report{Config: Config{MaxErrorRatio: 0.1, Settle: time.Second}, Phases: []Phase{
+		{Target: "a", Requests: 10, OKRequests: 10, Queryable: -1},
+		{Target: "b", Requests: 10, OKRequests: 8, FailedRequests: 2, Queryable: -1},
+		{Target: "c", Requests: 10, OKRequests: 10, AcceptedRows: 10, Queryable: 7},
+		{Target: "d", Requests: 5, FailedRequests: 5, Queryable: -1},
+		{Target: "e", Queryable: -1},
+	}}
+	got := strings.Join(r.checks(), "\n")
+	for _, want := range []string{"b: 2 of 10 requests failed", "c: only 7 of 10 accepted rows", "d: none of 5 requests succeeded", "e: no request was sent"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("checks %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "a:") {
+		t.Errorf("a passing phase failed: %q", got)
+	}
+}
