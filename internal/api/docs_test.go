@@ -16,8 +16,8 @@ import (
 	"github.com/wavehouse/wavehouse/internal/limits"
 )
 
-// docCode is an error code as the docs write it: `area.reason` (or a bare `internal`), maybe after its status, in
-// backquotes.
+// docCode is an error code as the docs write it in backquotes: `area.reason` or a bare
+// `internal`, maybe after its status (`409 dlq.still_invalid`).
 var docCode = regexp.MustCompile("`(?:[0-9]{3} )?([a-z_]+(?:\\.[a-z_]+)*)`")
 
 var docsOnce = sync.OnceValues(func() (map[string]bool, error) {
