@@ -103,10 +103,10 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	if opts.MaxFrameRecords <= 0 {
-		opts.MaxFrameRecords = 1024
+		opts.MaxFrameRecords = DefaultMaxFrameRecords
 	}
 	if opts.MaxFrameBytes <= 0 {
-		opts.MaxFrameBytes = 768 << 10
+		opts.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	maxRecord := opts.MaxFrameBytes
 	if mp := int(nc.MaxPayload()); mp > 0 {
@@ -114,7 +114,7 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		opts.MaxFrameBytes = min(opts.MaxFrameBytes, maxRecord)
 	}
 	if opts.PublishTimeout <= 0 {
-		opts.PublishTimeout = 10 * time.Second
+		opts.PublishTimeout = DefaultPublishTimeout
 	}
 	now := opts.Now
 	if now == nil {

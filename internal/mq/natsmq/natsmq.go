@@ -6,6 +6,7 @@ package natsmq
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -68,6 +69,11 @@ func ConnectOptions(c Config) ([]nats.Option, error) {
 			return nil, fmt.Errorf("mq.nats.password_file: %w", err)
 		}
 		opts = append(opts, nats.UserInfo(c.User, strings.TrimRight(string(pw), "\r\n")))
+	}
+	if c.TLS.on() {
+		// InsecureSkipVerify is opt-in and documented as testing only. RootCAs and ClientCert
+		// below add to this tls.Config.
+		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.TLS.InsecureSkipVerify}))
 	}
 	if c.TLS.CAFile != "" {
 		opts = append(opts, nats.RootCAs(c.TLS.CAFile))
