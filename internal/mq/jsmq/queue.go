@@ -135,7 +135,8 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 	}, nil
 }
 
-// JetStream returns the JetStream handle (for tests and tools).
+// JetStream returns the JetStream handle the queue runs on: the backends reconcile their
+// topology through it and natscoord keeps its leases in a KV bucket of it.
 func (q *Queue) JetStream() jetstream.JetStream { return q.js }
 
 // Names returns the queue's names.
