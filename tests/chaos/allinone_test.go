@@ -18,6 +18,11 @@ const dedupDDL = "CREATE TABLE %s (id UInt64, k UInt8) ENGINE = MergeTree ORDER 
 // allInOneConfig is the embedded default (chDB, embedded queue fsynced on every publish, local
 // dedupe) with idempotency on.
 func allInOneConfig(lib, dir string) string {
+	return allInOneWithStore(dir, fmt.Sprintf("  backend: chdb\n  chdb:\n    lib_path: %q\n", lib))
+}
+
+// allInOneWithStore is allInOneConfig with another store section (the lines under store:).
+func allInOneWithStore(dir, storeYAML string) string {
 	return fmt.Sprintf(`server:
   listen: 127.0.0.1:0
 ops:
@@ -33,16 +38,13 @@ ingest:
 idempotency:
   enabled: true
 store:
-  backend: chdb
-  chdb:
-    lib_path: %q
-mq:
+%smq:
   backend: embedded
   embedded:
     sync: always
 dedupe:
   backend: local
-`, filepath.Join(dir, "data"), lib)
+`, filepath.Join(dir, "data"), storeYAML)
 }
 
 // TestChaosAllInOneSIGKILL kills the all-in-one process (embedded default) with SIGKILL at
