@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 )
@@ -42,9 +43,23 @@ type env struct {
 	breakers  *breaker.Metrics
 }
 
+// Option changes how New wires the process for a test; a production process takes none.
+type Option func(*options)
+
+// options are what the Options set; wire hands each to the builder that uses it.
+type options struct {
+	writerFault func(writer.FaultPoint)
+}
+
+// WithWriterFault gives the ingest writer a fault-injection hook (writer.Deps.Fault): the crash
+// tests' binary, built with the wavehouse_faults tag, passes one that kills the process.
+func WithWriterFault(f func(writer.FaultPoint)) Option {
+	return func(o *options) { o.writerFault = f }
+}
+
 // New builds every component the configured roles use. It starts nothing. cfg must have passed
 // Validate.
-func New(cfg config.Config, log *slog.Logger) (*App, error) {
+func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 	// The secure default is checked before any backend is touched, so a refused boot says why.
 	snap, err := LoadSettings(cfg)
 	if err != nil {
@@ -59,7 +74,11 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 	if e.breakers, err = breaker.NewMetrics(e.reg); err != nil {
 		return nil, err
 	}
-	w, err := wire(e, access{anonymous: anonymous, warning: warning})
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	w, err := wire(e, access{anonymous: anonymous, warning: warning}, o)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -159,16 +160,9 @@ func endToEnd(t *testing.T, cfg config.Config) {
 	if r := call(t, "POST", base+"/v1/ops/dlq/gone/replay", "", ""); r.code != 200 || r.body["replayed"].(float64) != 1 {
 		t.Fatalf("replay: %d %s", r.code, r.raw)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if q := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS c FROM gone"}`); strings.Contains(q.raw, `"c":2`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("replayed row not inserted")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, "the replayed row inserted", func() bool {
+		return strings.Contains(call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS c FROM gone"}`).raw, `"c":2`)
+	})
 	if r := call(t, "GET", base+"/v1/ops/dlq", "", ""); strings.Contains(r.raw, `"table":"gone"`) {
 		t.Fatalf("dlq not empty after replay: %s", r.raw)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/settings"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -113,7 +114,7 @@ func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
 	}
 
 	ch.Start(t)
-	waitUntilFor(t, 90*time.Second, func() bool {
+	poll.Until(t, 90*time.Second, "every accepted row inserted after the recovery", func() bool {
 		r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS n, uniqExact(id) AS u FROM ev"}`, "Authorization", own.bearer)
 		return r.code == 200 && countIs(r.raw, accepted+1)
 	})
@@ -210,7 +211,7 @@ func TestTenantLimitsOnRoutes(t *testing.T) {
 		}
 	}()
 	var refused reply
-	waitUntilFor(t, 2*time.Second, func() bool {
+	poll.Until(t, 2*time.Second, "a second concurrent query refused with 429", func() bool {
 		refused = call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer)
 		return refused.code == 429
 	})

@@ -31,10 +31,10 @@ const (
 type Config struct {
 	// MaxWait is the longest a request waits for rate tokens instead of being refused, further
 	// bounded by its deadline (default 0: never wait).
-	MaxWait time.Duration `yaml:"max_wait"`
+	MaxWait time.Duration
 	// QueryWait is the longest a query waits for a concurrency slot, further bounded by its
 	// deadline (default 0: refuse at once when the tenant's queries are all running).
-	QueryWait time.Duration `yaml:"query_wait"`
+	QueryWait time.Duration
 }
 
 // Validate reports every problem with c.
