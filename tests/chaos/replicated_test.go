@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
-	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -33,31 +30,16 @@ func TestChaosReplicatedSIGKILL(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = s1r1.Query(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s ON CLUSTER %s", db, c.Name))
 	})
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	storeYAML := fmt.Sprintf("  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", s1r1.NativeAddr, db)
-	if err := os.WriteFile(cfg, []byte(allInOneWithStore(dir, storeYAML)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
-		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, ListenAddrs: true,
-	})
-	ops := p.OpsURL()
-	api := loadClient(p.APIURL())
-	t.Cleanup(api.HTTP.CloseIdleConnections)
-	tg := target{
-		api: api, ops: ops, dedupes: true,
-		create: func(t *testing.T, table string) {
-			clusterSQL(t, s1r1, fmt.Sprintf("CREATE TABLE %[1]s.%[2]s ON CLUSTER %[3]s (id UInt64, k UInt8) "+
-				"ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/%[1]s.%[2]s', '{replica}') ORDER BY id", db, table, c.Name))
-			clusterSQL(t, s1r1, fmt.Sprintf("CREATE TABLE %[1]s.%[2]s_all ON CLUSTER %[3]s AS %[1]s.%[2]s "+
-				"ENGINE = Distributed(%[3]s, %[1]s, %[2]s, id)", db, table, c.Name))
-		},
-		read:   readReplicated(c, db),
-		writer: newInDoubt(t.Context(), ops), writerLog: func() string { return p.Tail(6000) },
+	p, tg := startAllInOne(t, fmt.Sprintf("  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", s1r1.NativeAddr, db))
+	tg.read = readReplicated(c, db)
+	tg.create = func(t *testing.T, table string) {
+		clusterSQL(t, s1r1, fmt.Sprintf("CREATE TABLE %[1]s.%[2]s ON CLUSTER %[3]s (id UInt64, k UInt8) "+
+			"ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/%[1]s.%[2]s', '{replica}') ORDER BY id", db, table, c.Name))
+		clusterSQL(t, s1r1, fmt.Sprintf("CREATE TABLE %[1]s.%[2]s_all ON CLUSTER %[3]s AS %[1]s.%[2]s "+
+			"ENGINE = Distributed(%[3]s, %[1]s, %[2]s, id)", db, table, c.Name))
 	}
 	// Odd faults are an external SIGKILL at a random moment; even ones restart the process with
-	// the writer's crash hook, which SIGKILLs it right after the inserts of its crashBatch-th
+	// --fault-kill-after (the suite's binary is the fault build), which SIGKILLs it right after the inserts of its crashBatch-th
 	// batch and before the plan is marked: an in-doubt batch for certain, which the next life
 	// must rebuild and insert again — and the table must drop.
 	faults := 0
@@ -68,10 +50,10 @@ func TestChaosReplicatedSIGKILL(t *testing.T) {
 			tg.writer.bank(t.Context())
 			p.Kill(t)
 			if faults%2 == 0 {
-				p.SetEnv(fmt.Sprintf("%s=inserted:%d", writer.CrashEnv, crashBatch))
+				p.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", writer.FaultInserted, crashBatch))
 				p.Start(t)
 				p.MustExit(t, crashExitTimeout)
-				p.SetEnv()
+				p.SetArgs()
 			}
 			p.Start(t)
 		},
@@ -81,7 +63,7 @@ func TestChaosReplicatedSIGKILL(t *testing.T) {
 	}
 }
 
-// crashBatch is the batch after whose inserts the crash hook kills the process; a few batches
+// crashBatch is the batch after whose inserts --fault-kill-after kills the process; a few batches
 // in, so the redelivered frames of the previous life are settled first.
 const crashBatch = 3
 

@@ -92,14 +92,12 @@ ch_cluster_ready() {
 	done
 }
 
-start_clickhouse() {
-	local bin dir="$STATE/clickhouse"
-	bin="$(find_clickhouse_server)"
-	CH_HTTP="$(free_port)"
-	CH_TCP="$(free_port "$CH_HTTP")"
-	rm -rf "$dir" # shared servers start empty; their data is throwaway
-	mkdir -p "$dir/data" "$dir/log"
-	cat >"$dir/config.xml" <<XML
+# ch_config DIR HTTP TCP USERS_XML UNCOMPRESSED_CACHE MARK_CACHE EXTRA prints a minimal server
+# config (the same as internal/testutil/testsvc's): everything under DIR, loopback only, no query
+# or part logs; EXTRA (cluster sections) goes before the end.
+ch_config() {
+	local dir="$1" http="$2" tcp="$3" users="$4" uncompressed="$5" mark="$6" extra="$7"
+	cat <<XML
 <?xml version="1.0"?>
 <yandex>
     <logger>
@@ -110,24 +108,35 @@ start_clickhouse() {
         <count>2</count>
     </logger>
     <listen_host>127.0.0.1</listen_host>
-    <http_port>$CH_HTTP</http_port>
-    <tcp_port>$CH_TCP</tcp_port>
+    <http_port>$http</http_port>
+    <tcp_port>$tcp</tcp_port>
     <max_connections>4096</max_connections>
     <keep_alive_timeout>3</keep_alive_timeout>
     <max_concurrent_queries>200</max_concurrent_queries>
-    <uncompressed_cache_size>268435456</uncompressed_cache_size>
-    <mark_cache_size>268435456</mark_cache_size>
+    <uncompressed_cache_size>$uncompressed</uncompressed_cache_size>
+    <mark_cache_size>$mark</mark_cache_size>
     <path>$dir/data/</path>
     <tmp_path>$dir/data/tmp/</tmp_path>
     <user_files_path>$dir/data/user_files/</user_files_path>
     <format_schema_path>$dir/data/format_schemas/</format_schema_path>
-    <users_config>/etc/clickhouse-server/users.xml</users_config>
+    <users_config>$users</users_config>
     <default_profile>default</default_profile>
     <default_database>default</default_database>
     <timezone>UTC</timezone>
     <mlock_executable>false</mlock_executable>
+$extra
 </yandex>
 XML
+}
+
+start_clickhouse() {
+	local bin dir="$STATE/clickhouse"
+	bin="$(find_clickhouse_server)"
+	CH_HTTP="$(free_port)"
+	CH_TCP="$(free_port "$CH_HTTP")"
+	rm -rf "$dir" # shared servers start empty; their data is throwaway
+	mkdir -p "$dir/data" "$dir/log"
+	ch_config "$dir" "$CH_HTTP" "$CH_TCP" /etc/clickhouse-server/users.xml 268435456 268435456 "" >"$dir/config.xml"
 	rm -f "$STATE/clickhouse.pid"
 	launch clickhouse "$dir/stdout.log" "$bin" --config-file="$dir/config.xml"
 	wait_ready clickhouse "$dir/stdout.log" ch_ready
@@ -217,27 +226,7 @@ start_ch_cluster() {
 	done
 	rm -rf "$root"
 	mkdir -p "$root"
-	cat >"$root/users.xml" <<XML
-<?xml version="1.0"?>
-<yandex>
-    <profiles>
-        <default>
-            <background_pool_size>4</background_pool_size>
-            <background_schedule_pool_size>8</background_schedule_pool_size>
-            <max_threads>2</max_threads>
-        </default>
-    </profiles>
-    <users>
-        <default>
-            <password></password>
-            <networks><ip>::/0</ip></networks>
-            <profile>default</profile>
-            <quota>default</quota>
-        </default>
-    </users>
-    <quotas><default></default></quotas>
-</yandex>
-XML
+	cp "$WH_ROOT/internal/testutil/testsvc/cluster-users.xml" "$root/users.xml"
 	local remote="<remote_servers><$CLUSTER_NAME>"
 	for s in 0 1; do
 		remote="$remote<shard><internal_replication>true</internal_replication>"
@@ -253,41 +242,13 @@ XML
 			i=$((s * 2 + r))
 			local dir="$root/s$((s + 1))r$((r + 1))"
 			mkdir -p "$dir/data" "$dir/log"
-			cat >"$dir/config.xml" <<XML
-<?xml version="1.0"?>
-<yandex>
-    <logger>
-        <level>information</level>
-        <log>$dir/log/clickhouse-server.log</log>
-        <errorlog>$dir/log/clickhouse-server.err.log</errorlog>
-        <size>100M</size>
-        <count>2</count>
-    </logger>
-    <listen_host>127.0.0.1</listen_host>
-    <http_port>${CL_HTTP[i]}</http_port>
-    <tcp_port>${CL_TCP[i]}</tcp_port>
+			ch_config "$dir" "${CL_HTTP[i]}" "${CL_TCP[i]}" "$root/users.xml" 0 16777216 "\
     <interserver_http_port>${CL_INTER[i]}</interserver_http_port>
     <interserver_http_host>127.0.0.1</interserver_http_host>
-    <max_connections>4096</max_connections>
-    <keep_alive_timeout>3</keep_alive_timeout>
-    <max_concurrent_queries>200</max_concurrent_queries>
-    <uncompressed_cache_size>0</uncompressed_cache_size>
-    <mark_cache_size>16777216</mark_cache_size>
-    <path>$dir/data/</path>
-    <tmp_path>$dir/data/tmp/</tmp_path>
-    <user_files_path>$dir/data/user_files/</user_files_path>
-    <format_schema_path>$dir/data/format_schemas/</format_schema_path>
-    <users_config>$root/users.xml</users_config>
-    <default_profile>default</default_profile>
-    <default_database>default</default_database>
-    <timezone>UTC</timezone>
-    <mlock_executable>false</mlock_executable>
     <zookeeper><node><host>127.0.0.1</host><port>$ZK_PORT</port></node></zookeeper>
     <macros><shard>$((s + 1))</shard><replica>s$((s + 1))r$((r + 1))</replica></macros>
     <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
-    $remote
-</yandex>
-XML
+    $remote" >"$dir/config.xml"
 			launch ch_cluster "$dir/stdout.log" "$bin" --config-file="$dir/config.xml"
 		done
 	done

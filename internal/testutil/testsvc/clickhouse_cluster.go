@@ -2,6 +2,7 @@ package testsvc
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -226,25 +227,9 @@ func probeZooKeeperFrom(ch *ClickHouse) readyFunc {
 	}
 }
 
-// clusterUsersXML is the users config of the cluster nodes: user default without a password,
-// and a default profile with few background threads (four servers share two cores).
-const clusterUsersXML = `<?xml version="1.0"?>
-<yandex>
-    <profiles>
-        <default>
-            <background_pool_size>4</background_pool_size>
-            <background_schedule_pool_size>8</background_schedule_pool_size>
-            <max_threads>2</max_threads>
-        </default>
-    </profiles>
-    <users>
-        <default>
-            <password></password>
-            <networks><ip>::/0</ip></networks>
-            <profile>default</profile>
-            <quota>default</quota>
-        </default>
-    </users>
-    <quotas><default></default></quotas>
-</yandex>
-`
+// clusterUsersXML is the users config of the cluster nodes (tests/deps/start.sh uses the same
+// file): user default without a password, and a default profile with few background threads
+// (four servers share two cores).
+//
+//go:embed cluster-users.xml
+var clusterUsersXML string
