@@ -215,8 +215,9 @@ func TestTenantLimitsOnRoutes(t *testing.T) {
 		refused = call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer)
 		return refused.code == 429
 	})
-	if !strings.Contains(refused.raw, "limits.queries") || refused.header.Get("Retry-After") == "" || refused.header.Get("RateLimit-Limit") != "1" {
-		t.Fatalf("second concurrent query: %d %v %s, want 429 limits.queries with Retry-After and RateLimit-Limit: 1", refused.code, refused.header, refused.raw)
+	if refused.body["code"] != "limits.queries" || refused.body["limit"] != "max_concurrent_queries" || refused.body["value"] != 1.0 ||
+		refused.header.Get("Retry-After") == "" || refused.header.Get("RateLimit-Limit") != "1" {
+		t.Fatalf("second concurrent query: %d %v %s, want 429 limits.queries naming max_concurrent_queries = 1, with Retry-After and RateLimit-Limit: 1", refused.code, refused.header, refused.raw)
 	}
 	if r := <-done; r.code != 200 {
 		t.Fatalf("the slow query: %d %s", r.code, r.raw)

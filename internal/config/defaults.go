@@ -34,7 +34,11 @@ func Default() Config {
 		Roles:                Roles{RoleAPI, RoleIngest, RoleSweeper},
 		ShutdownTimeout:      Duration(30 * time.Second),
 		Log:                  Log{Level: "info", Format: "json"},
-		Idempotency:          Idempotency{Enabled: true, Lease: Duration(30 * time.Second), Retention: Duration(24 * time.Hour)},
+		Limits: Limits{
+			MaxConcurrentQueries: 16, MaxResultRows: 1_000_000, MaxResultBytes: 1 << 30,
+			MaxExecutionTime: Duration(30 * time.Second), CacheTTL: Duration(time.Minute),
+		},
+		Idempotency: Idempotency{Enabled: true, Lease: Duration(30 * time.Second), Retention: Duration(24 * time.Hour)},
 		Ingest: Ingest{
 			MaxBodyBytes: request.DefaultMaxBodyBytes,
 			MaxRows:      request.DefaultMaxRows,

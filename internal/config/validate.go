@@ -64,6 +64,20 @@ func (c Config) Validate() error {
 	if c.Limits.MaxWait < 0 || c.Limits.QueryWait < 0 {
 		add("limits.max_wait, limits.query_wait: must not be negative")
 	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{
+		{"limits.max_concurrent_queries", int64(c.Limits.MaxConcurrentQueries)},
+		{"limits.max_result_rows", c.Limits.MaxResultRows}, {"limits.max_result_bytes", c.Limits.MaxResultBytes},
+	} {
+		if l.v == 0 || l.v < -1 {
+			add("%s: %d must be positive, or -1 for no limit", l.key, l.v)
+		}
+	}
+	if c.Limits.MaxExecutionTime <= 0 || c.Limits.CacheTTL <= 0 {
+		add("limits.max_execution_time, limits.cache_ttl: must be positive (a tenant may set -1 for no time limit)")
+	}
 	return errors.Join(errs...)
 }
 
