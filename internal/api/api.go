@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
@@ -86,6 +88,8 @@ type Deps struct {
 	SettingsReload http.Handler
 	Registerer     prometheus.Registerer
 	Log            *slog.Logger
+	// Tracer starts the publish spans; nil means the no-op tracer (tracing off).
+	Tracer trace.Tracer
 }
 
 // API serves the public routes.
@@ -114,6 +118,9 @@ func New(cfg Config, deps Deps) (*API, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	m, err := newMetrics(deps.Registerer)
 	if err != nil {

@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
@@ -85,7 +89,7 @@ func (a *API) parseIngest(r *http.Request, start time.Time) (ingestCall, string,
 	if wait != "" && wait != "committed" {
 		return ingestCall{}, outcomeError, &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_parameter", Message: `wait must be "committed" or absent`}
 	}
-	tp := traceparent(r.Header.Get("traceparent"))
+	tp := requestTraceparent(r)
 	call := ingestCall{
 		ctx: logging.WithTraceID(r.Context(), tp[3:35]), start: start, tenant: a.tenant(r), table: table,
 		partial: q.Get("partial") == "true", wait: wait == "committed", traceparent: tp,
@@ -174,8 +178,14 @@ func (a *API) publish(call ingestCall, res request.Result, queueKey string) (mq.
 		// covers a crash between this publish and the idempotency commit.
 		IdempotencyKey: queueKey,
 	}
-	pub, err := a.deps.Queue.Publish(call.ctx, rec)
+	ctx, span := a.deps.Tracer.Start(call.ctx, "publish", trace.WithSpanKind(trace.SpanKindProducer))
+	defer span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("wavehouse.table", call.table), attribute.Int("wavehouse.rows", res.Accepted))
+	}
+	pub, err := a.deps.Queue.Publish(ctx, rec)
 	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
 		return mq.PublishResult{}, a.publishErr(err)
 	}
 	return pub, nil

@@ -3,7 +3,22 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
+
+// requestTraceparent is the trace context the request's rows carry in the queue headers: the
+// request's server span when tracing is on (so the insert span can link to it), else the
+// client's traceparent or a new one.
+func requestTraceparent(r *http.Request) string {
+	if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+		return tracing.Traceparent(sc)
+	}
+	return traceparent(r.Header.Get("traceparent"))
+}
 
 // traceparent returns the request's W3C traceparent when it is well-formed, else a new one, so
 // every accepted record can be followed from HTTP to the insert.

@@ -19,6 +19,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // apiDeps is what the API listener serves over.
@@ -47,7 +48,8 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)
 	}
 	in := e.cfg.Ingest
-	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter)})
+	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter),
+		Tracer: e.tracer.Tracer(tracing.ScopeName)})
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +67,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		Query: q, Pipes: ph, Stream: st, Store: d.store.store, Schema: d.schema, Targets: d.targets, Queue: d.queue, DLQ: d.queue.DLQ(),
 		Invalidator: d.inv, Auth: d.authn, Limits: d.limiter, Retention: d.settings.retention,
 		SettingsReload: d.settings.mgr.ReloadHandler(), Registerer: e.reg, Log: e.log,
+		Tracer: e.tracer.Tracer(tracing.ScopeName),
 	}
 	if d.commits != nil {
 		deps.Commits = d.commits
@@ -84,7 +87,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if err := h.Routes(mux); err != nil {
 		return nil, err
 	}
-	ln := newListener(compAPI, e.cfg.Server.Listen, httpx.Middleware(e.log, httpx.Routes(mux)), e.log,
+	ln := newListener(compAPI, e.cfg.Server.Listen, traced(httpx.Middleware(e.log, httpx.Routes(mux)), e.tracer), e.log,
 		e.cfg.Server.ReadHeaderTimeout.D(), e.cfg.Server.IdleTimeout.D())
 	// SSE connections never go idle: end them when shutdown begins, so Shutdown does not wait for
 	// its deadline (clients resume elsewhere with Last-Event-ID).

@@ -15,6 +15,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // App is one wired process, ready to Run. It keeps only what running and reporting need; the
@@ -31,6 +32,8 @@ type App struct {
 	layers []*funcComponent
 	// queue is the process's queue (nil without one); tests reach the embedded server through it.
 	queue mq.Queue
+	// tracer is flushed once everything stopped.
+	tracer tracing.Provider
 }
 
 // env is what every builder may use besides the handles it takes as parameters: the boot
@@ -41,6 +44,7 @@ type env struct {
 	reg       *prometheus.Registry
 	readiness *ops.Readiness
 	breakers  *breaker.Metrics
+	tracer    tracing.Provider
 }
 
 // Option changes how New wires the process for a test; a production process takes none.
@@ -78,11 +82,15 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	w, err := wire(e, access{anonymous: anonymous, warning: warning}, o)
-	if err != nil {
+	if e.tracer, err = buildTracing(cfg); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, started: make(chan struct{}), opsLn: w.opsLn, apiLn: w.apiLn, queue: w.queue}
+	w, err := wire(e, access{anonymous: anonymous, warning: warning}, o)
+	if err != nil {
+		_ = e.tracer.Shutdown(context.Background())
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, started: make(chan struct{}), opsLn: w.opsLn, apiLn: w.apiLn, queue: w.queue, tracer: e.tracer}
 	var comps []Component
 	for _, name := range names {
 		c := w.comps[name]
@@ -115,6 +123,10 @@ func (a *App) Run(ctx context.Context) error {
 	defer cancel()
 	for i := len(a.layers) - 1; i >= 0; i-- {
 		_ = a.layers[i].Stop(release) // a no-op for components the lifecycle already stopped
+	}
+	// Spans of the last requests and inserts are still buffered: export them before exiting.
+	if terr := a.tracer.Shutdown(release); terr != nil {
+		a.log.Warn("tracing: spans not exported at shutdown", "error", terr)
 	}
 	return err
 }

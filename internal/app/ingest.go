@@ -6,6 +6,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // ingestDeps is what the ingest role's writer works over.
@@ -40,6 +41,7 @@ func buildIngest(e env, d ingestDeps) (Component, error) {
 		Metrics:  m,
 		Breakers: e.breakers,
 		Fault:    d.fault,
+		Tracer:   e.tracer.Tracer(tracing.ScopeName),
 		Log:      e.log.With("component", compIngest),
 		Hooks: writer.Hooks{
 			Inserted: d.inv.BumpTable,

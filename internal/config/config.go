@@ -14,6 +14,7 @@ type Config struct {
 	InstanceID           string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
 	ShutdownTimeout      Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
 	Log                  Log         `yaml:"log" env-prefix:"WH_LOG_"`
+	Tracing              Tracing     `yaml:"tracing" env-prefix:"WH_TRACING_"`
 	Auth                 Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
 	Limits               Limits      `yaml:"limits" env-prefix:"WH_LIMITS_"`
 	Idempotency          Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
@@ -44,6 +45,12 @@ type Ops struct {
 type Log struct {
 	Level  string `yaml:"level" env:"LEVEL" env-description:"debug, info, warn or error."`
 	Format string `yaml:"format" env:"FORMAT" env-description:"json or text."`
+}
+
+// Tracing switches OpenTelemetry tracing; where spans go and how they are sampled is set by the
+// standard OTEL_* variables (docs/tracing.md), which are not repeated here.
+type Tracing struct {
+	Enabled bool `yaml:"enabled" env:"ENABLED" env-description:"Create spans and export them over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (sampler, service name, headers: the standard OTEL_* variables, see docs/tracing.md). Off: no span is created."`
 }
 
 // Auth holds the boot-time access switches; API keys live in the settings directory.

@@ -8,7 +8,8 @@ import "net/http"
 // not have a catch-all "/" pattern, which would match every method and hide the 405s.
 func Routes(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h, pattern := mux.Handler(r); pattern == "" {
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
 			// No pattern matched: h is the mux's plain-text 404 or 405 handler. Run it into a
 			// recorder to learn which (and the Allow it computed), then answer in JSON.
 			rec := &fallbackRecorder{header: http.Header{}}
@@ -22,6 +23,7 @@ func Routes(mux *http.ServeMux) http.Handler {
 			NotFound(w, r)
 			return
 		}
+		nameSpan(r, pattern)
 		mux.ServeHTTP(w, r)
 	})
 }

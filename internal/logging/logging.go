@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options selects the log level and format.
@@ -82,7 +84,8 @@ func TraceID(ctx context.Context) string {
 	return s
 }
 
-// contextHandler adds the request and trace ids found in the record's context.
+// contextHandler adds the request and trace ids found in the record's context, and the span id
+// of the context's span when there is one.
 type contextHandler struct{ slog.Handler }
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -90,7 +93,10 @@ func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 		if id := RequestID(ctx); id != "" {
 			r.AddAttrs(slog.String("request_id", id))
 		}
-		if id := TraceID(ctx); id != "" {
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			// A span is current (tracing is on): name it, so the line joins the trace.
+			r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		} else if id := TraceID(ctx); id != "" {
 			r.AddAttrs(slog.String("trace_id", id))
 		}
 	}

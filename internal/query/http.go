@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -198,11 +200,14 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		if v, err := s.view(ctx, key); err == nil {
 			return flightResult{body: v, hit: true}, nil
 		}
-		out, err := s.buffered(context.WithoutCancel(ctx), target, req, b)
+		fctx, span := s.deps.Tracer.Start(context.WithoutCancel(ctx), "cache fill")
+		defer span.End()
+		out, err := s.buffered(fctx, target, req, b)
 		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
 			return nil, err
 		}
-		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, b.ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
+		if err := s.deps.Cache.Set(fctx, key, out, b.ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
 			s.deps.Log.Debug("cache fill failed", "error", err)
 		}
 		return flightResult{body: out}, nil

@@ -16,6 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"golang.org/x/sync/singleflight"
 
 	"github.com/wavehouse/wavehouse/internal/cache"
@@ -59,6 +63,8 @@ type Deps struct {
 	// query so that a settings reload applies to the next one; nil means no limits. The
 	// concurrency limit is not here: the caller holds the tenant's slot (limits.Limiter).
 	Limits func(tenant string) Limits
+	// Tracer starts a span per query sent to the store and per cache fill; nil means no spans.
+	Tracer trace.Tracer
 }
 
 // Request is one query.
@@ -108,6 +114,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	if deps.Limits == nil {
 		deps.Limits = func(string) Limits { return Limits{} }
@@ -224,8 +233,11 @@ func (s *Service) buffered(ctx context.Context, target store.Target, req Request
 // returned; errors after it are reported inside the document and also returned.
 func (s *Service) execute(ctx context.Context, target store.Target, req Request, b bounds, w interface{ Write([]byte) (int, error) }, started func()) error {
 	s.executions.Add(1)
+	ctx, span := s.deps.Tracer.Start(ctx, "query", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
 	rows, err := s.deps.Store.Query(ctx, target, storeQuery(req, b))
 	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
 		return b.named(err)
 	}
 	defer rows.Close()

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -25,6 +28,8 @@ type recKey struct{ frame, rec int }
 type unit struct {
 	rec recKey
 	seg payload.Segment
+	// traceparent is the record's trace context (its request span), for the insert span's links.
+	traceparent string
 }
 
 // targetInfo is the store target of a flush and whether inserts into the table are
@@ -194,7 +199,7 @@ func (w *Writer) decode(frames [][]mq.Record, failed map[recKey]error) (map[stri
 				if _, ok := groups[key]; !ok {
 					order = append(order, key)
 				}
-				groups[key] = append(groups[key], unit{rec: recKey{fi, ri}, seg: s})
+				groups[key] = append(groups[key], unit{rec: recKey{fi, ri}, seg: s, traceparent: r.Headers[mq.HeaderTraceparent]})
 			}
 		}
 	}
@@ -270,7 +275,16 @@ func (w *Writer) insert(ctx context.Context, target store.Target, table string, 
 	}
 	ictx, cancel := context.WithTimeout(ctx, w.cfg.InsertTimeout)
 	defer cancel()
-	return w.deps.Store.Insert(ictx, b)
+	ictx, span := w.deps.Tracer.Start(ictx, "insert", trace.WithSpanKind(trace.SpanKindClient))
+	defer span.End()
+	if span.IsRecording() {
+		traceInsert(span, table, units, len(b.Rows))
+	}
+	err := w.deps.Store.Insert(ictx, b)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
 }
 
 func unitOfRow(units []unit, row int) (unit, bool) {

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -58,6 +61,9 @@ type Deps struct {
 	// the fault-injection hook the crash tests use (in the binary, only a build with the
 	// wavehouse_faults tag sets it; see docs/architecture.md). nil in production.
 	Fault func(FaultPoint)
+	// Tracer starts a span per insert statement, linked to the request span of every record
+	// whose rows it carries (the traceparent in the record's headers); nil means no spans.
+	Tracer trace.Tracer
 }
 
 // Writer is the ingest role's worker.
@@ -87,6 +93,9 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
