@@ -93,7 +93,7 @@ type fixture struct {
 	otherDB  string
 }
 
-func newFixture(t *testing.T, o options) *fixture {
+func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	st := engine.Store(t)
@@ -212,7 +212,7 @@ func newFixture(t *testing.T, o options) *fixture {
 
 // writeSettings writes the settings directory: tenant acme (the fixture's database, three keys,
 // o.limits, an Idempotency-Key retention of 2h) and tenant globex (its own database and key).
-func (f *fixture) writeSettings(t *testing.T, dir string, o options) {
+func (f *fixture) writeSettings(t testing.TB, dir string, o options) {
 	t.Helper()
 	key := func(scopes, tables string) (token, entry string) {
 		k, err := auth.GenerateKey(nil)
@@ -279,7 +279,7 @@ type tenantBump struct{ c *localcache.Cache }
 
 func (b tenantBump) BumpTenant(ctx context.Context, tenant string) { _ = b.c.BumpTenant(ctx, tenant) }
 
-func exec(t *testing.T, s store.Execer, sql string) {
+func exec(t testing.TB, s store.Execer, sql string) {
 	t.Helper()
 	if err := s.Exec(t.Context(), store.Target{Database: "default"}, sql); err != nil {
 		t.Fatalf("%s: %v", sql, err)
@@ -302,7 +302,7 @@ type response struct {
 }
 
 // do sends c through the full route stack (JSON 404/405, authentication, rate limits, handler).
-func (f *fixture) do(t *testing.T, c call) response {
+func (f *fixture) do(t testing.TB, c call) response {
 	t.Helper()
 	var body io.Reader = strings.NewReader(c.body)
 	if c.bodyReader != nil {
@@ -327,7 +327,7 @@ func (f *fixture) do(t *testing.T, c call) response {
 }
 
 // ingest posts body (NDJSON unless it starts with [ or {) to table with key.
-func (f *fixture) ingest(t *testing.T, key, table, body string, header ...string) response {
+func (f *fixture) ingest(t testing.TB, key, table, body string, header ...string) response {
 	t.Helper()
 	h := map[string]string{"Content-Type": "application/x-ndjson"}
 	if strings.HasPrefix(body, "[") || strings.HasPrefix(body, "{") && !strings.Contains(body, "\n") {
