@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 )
@@ -33,18 +34,31 @@ type App struct {
 }
 
 // env is what every builder may use besides the handles it takes as parameters: the boot
-// config, the logger, the metrics registry, readiness and the breakers' metrics.
+// config, the logger, the metrics registry, readiness, and the breakers' and listeners' metrics.
 type env struct {
 	cfg       config.Config
 	log       *slog.Logger
-	reg       *prometheus.Registry
+	reg       registry
 	readiness *ops.Readiness
 	breakers  *breaker.Metrics
+	http      *httpx.Metrics
+}
+
+// registry is where the process's metrics go: every builder registers with it, the ops listener
+// gathers from it.
+type registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
 }
 
 // New builds every component the configured roles use. It starts nothing. cfg must have passed
 // Validate.
 func New(cfg config.Config, log *slog.Logger) (*App, error) {
+	return newApp(cfg, log, ops.NewRegistry())
+}
+
+// newApp is New with the metrics registry given (the metrics reference records what registers).
+func newApp(cfg config.Config, log *slog.Logger, reg registry) (*App, error) {
 	// The secure default is checked before any backend is touched, so a refused boot says why.
 	snap, err := LoadSettings(cfg)
 	if err != nil {
@@ -55,8 +69,11 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	names := componentsFor(cfg.Roles)
-	e := env{cfg: cfg, log: log, reg: ops.NewRegistry(), readiness: ops.NewReadiness(names...)}
+	e := env{cfg: cfg, log: log, reg: reg, readiness: ops.NewReadiness(names...)}
 	if e.breakers, err = breaker.NewMetrics(e.reg); err != nil {
+		return nil, err
+	}
+	if e.http, err = httpx.NewMetrics(e.reg); err != nil {
 		return nil, err
 	}
 	w, err := wire(e, access{anonymous: anonymous, warning: warning})
