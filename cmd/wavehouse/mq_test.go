@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wavehouse/wavehouse/internal/app"
+	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -24,6 +29,29 @@ func runMQT(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := runMQ(t.Context(), args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// manifestCleanup connects to url and deletes m's streams and buckets at cleanup.
+func manifestCleanup(t *testing.T, url string, m jsmq.Manifest) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range m.Streams {
+			_ = js.DeleteStream(context.Background(), s.Name)
+		}
+		for _, k := range m.KeyValues {
+			_ = js.DeleteKeyValue(context.Background(), k.Bucket)
+		}
+	})
+	return js
 }
 
 func TestMQManifestsNackIsMultiDocYAML(t *testing.T) {
@@ -86,25 +114,9 @@ func TestMQManifestsJSONAppliedPassesVerify(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("json: %v", err)
 	}
-	nc, err := nats.Connect(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := manifestCleanup(t, srv.URL, m)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	t.Cleanup(func() {
-		for _, s := range m.Streams {
-			_ = js.DeleteStream(context.Background(), s.Name)
-		}
-		for _, k := range m.KeyValues {
-			_ = js.DeleteKeyValue(context.Background(), k.Bucket)
-		}
-	})
 	// Before applying, verify names what is missing.
 	if code, out, _ := runMQT(t, append([]string{"verify", "--url", srv.URL}, flags...)...); code != 1 || !strings.Contains(out, prefix+"_in_0 is missing") {
 		t.Fatalf("verify on an empty server: exit %d\n%s", code, out)
@@ -175,5 +187,51 @@ func TestMQVerifyReportsStreamsBeyondPartitions(t *testing.T) {
 	}
 	if code, out, _ := runMQT(t, flags...); code != 1 || !strings.Contains(out, "stranded: stream "+prefix+"_in_2") {
 		t.Fatalf("verify with a stranded stream: exit %d\n%s", code, out)
+	}
+}
+
+// TestMQConfigIsWhatServeVerifies: manifests and verify read the same config file as serve, and
+// the nats backend built from it by serve's mapping (app.NATSQueueConfig) boots on the topology
+// the manifests created, without manage_topology. A flag still overrides its key.
+func TestMQConfigIsWhatServeVerifies(t *testing.T) {
+	srv := testsvc.NATSServer(t)
+	prefix := testsvc.UniqueName(t, "mqcfg")
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	body := fmt.Sprintf("mq:\n  backend: nats\n  prefix: %s\n  partitions: 2\n  ack_wait: 45s\n  nats:\n    urls: [%s]\n    replicas: 1\n    max_bytes: 8388608\n    max_ack_pending: 500\n", prefix, srv.URL)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runMQT(t, "manifests", "--config", path, "--format", "json")
+	if code != 0 {
+		t.Fatalf("manifests exit %d: %s", code, stderr)
+	}
+	var m jsmq.Manifest
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Streams) != 3 || m.Streams[0].Name != prefix+"_in_0" || m.Streams[0].MaxBytes != 8388608 || m.Consumers[0].Config.AckWait != 45*time.Second || m.Consumers[0].Config.MaxAckPending != 500 {
+		t.Fatalf("manifests do not follow the config: %+v", m)
+	}
+	js := manifestCleanup(t, srv.URL, m)
+	if err := m.Apply(t.Context(), js); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runMQT(t, "verify", "--config", path); code != 0 {
+		t.Fatalf("verify --config: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, _ := runMQT(t, "verify", "--config", path, "--ack-wait", "10s"); code != 1 || !strings.Contains(out, "ack_wait is 45s, want 10s") {
+		t.Fatalf("verify with an overriding flag: exit %d\n%s", code, out)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := natsmq.New(app.NATSQueueConfig(cfg.MQ), natsmq.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = q.Close(context.Background()) }()
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatalf("serve's queue on the manifests' topology: %v", err)
 	}
 }

@@ -20,11 +20,17 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "config file (default $WH_CONFIG; none: built-in defaults)")
 	addrFile := fs.String("listen-addr-file", "", "once every component has started, write the bound listener addresses to this file as JSON (for listeners on port 0)")
+	faults := faultFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	opts, err := faults()
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
 	cfg, err := loadValid(configPath(*path), stderr)
@@ -36,7 +42,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1
 	}
-	a, err := app.New(cfg, log)
+	a, err := app.New(cfg, log, opts...)
 	if err != nil {
 		log.Error("boot failed", "error", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/limits"
+	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
 
@@ -27,7 +28,20 @@ func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator,
 	if err != nil {
 		return nil, nil, err
 	}
-	limiter, err := limits.New(limits.Config{MaxWait: e.cfg.Limits.MaxWait.D(), QueryWait: e.cfg.Limits.QueryWait.D()},
-		limits.Deps{Settings: mgr, Registerer: e.reg})
+	l := e.cfg.Limits
+	limiter, err := limits.New(limits.Config{MaxWait: l.MaxWait.D(), QueryWait: l.QueryWait.D(), Defaults: settings.Limits{
+		MaxConcurrentQueries: l.MaxConcurrentQueries, MaxResultRows: l.MaxResultRows, MaxResultBytes: l.MaxResultBytes,
+		MaxExecutionTime: settings.Duration(l.MaxExecutionTime), CacheTTL: settings.Duration(l.CacheTTL),
+	}}, limits.Deps{Settings: mgr, Registerer: e.reg})
 	return authn, limiter, err
+}
+
+// queryLimits returns the query limits in force of a tenant (its settings over the boot
+// defaults); the limiter also holds the tenant's concurrency slots.
+func queryLimits(limiter *limits.Limiter) func(tenant string) query.Limits {
+	return func(tenant string) query.Limits {
+		l := limiter.Limits(tenant)
+		return query.Limits{MaxRows: uint64(l.MaxResultRows), MaxBytes: uint64(l.MaxResultBytes),
+			MaxExecutionTime: l.MaxExecutionTime.D(), CacheTTL: l.CacheTTL.D()}
+	}
 }

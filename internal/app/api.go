@@ -47,7 +47,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)
 	}
 	in := e.cfg.Ingest
-	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log})
+	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter)})
 	if err != nil {
 		return nil, err
 	}

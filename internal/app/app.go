@@ -13,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
 )
@@ -51,14 +52,38 @@ type registry interface {
 	prometheus.Gatherer
 }
 
-// New builds every component the configured roles use. It starts nothing. cfg must have passed
-// Validate.
-func New(cfg config.Config, log *slog.Logger) (*App, error) {
-	return newApp(cfg, log, ops.NewRegistry())
+// Option changes how New wires the process for a test; a production process takes none.
+type Option func(*options)
+
+// options are what the Options set; wire hands each to the builder that uses it.
+type options struct {
+	writerFault func(writer.FaultPoint)
+	// registry replaces the process's own metrics registry (the metrics reference records what
+	// registers).
+	registry registry
 }
 
-// newApp is New with the metrics registry given (the metrics reference records what registers).
-func newApp(cfg config.Config, log *slog.Logger, reg registry) (*App, error) {
+// WithWriterFault gives the ingest writer a fault-injection hook (writer.Deps.Fault): the crash
+// tests' binary, built with the wavehouse_faults tag, passes one that kills the process.
+func WithWriterFault(f func(writer.FaultPoint)) Option {
+	return func(o *options) { o.writerFault = f }
+}
+
+// withRegistry makes the process register its metrics with reg instead of a registry of its own.
+func withRegistry(reg registry) Option {
+	return func(o *options) { o.registry = reg }
+}
+
+// New builds every component the configured roles use. It starts nothing. cfg must have passed
+// Validate.
+func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.registry == nil {
+		o.registry = ops.NewRegistry()
+	}
 	// The secure default is checked before any backend is touched, so a refused boot says why.
 	snap, err := LoadSettings(cfg)
 	if err != nil {
@@ -69,14 +94,14 @@ func newApp(cfg config.Config, log *slog.Logger, reg registry) (*App, error) {
 		return nil, err
 	}
 	names := componentsFor(cfg.Roles)
-	e := env{cfg: cfg, log: log, reg: reg, readiness: ops.NewReadiness(names...)}
+	e := env{cfg: cfg, log: log, reg: o.registry, readiness: ops.NewReadiness(names...)}
 	if e.breakers, err = breaker.NewMetrics(e.reg); err != nil {
 		return nil, err
 	}
 	if e.http, err = httpx.NewMetrics(e.reg); err != nil {
 		return nil, err
 	}
-	w, err := wire(e, access{anonymous: anonymous, warning: warning})
+	w, err := wire(e, access{anonymous: anonymous, warning: warning}, o)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ type ingestDeps struct {
 	targets tenantTargets
 	inv     cacheInvalidator
 	commits *commits.Log
+	// fault is the writer's fault-injection hook (WithWriterFault); nil in production.
+	fault func(writer.FaultPoint)
 }
 
 // buildIngest creates the ingest role's writer over the queue and the store.
@@ -37,6 +39,7 @@ func buildIngest(e env, d ingestDeps) (Component, error) {
 		Schema:   d.schema,
 		Metrics:  m,
 		Breakers: e.breakers,
+		Fault:    d.fault,
 		Log:      e.log.With("component", compIngest),
 		Hooks: writer.Hooks{
 			Inserted: d.inv.BumpTable,

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // recorder is a test component that records its lifecycle calls in a shared journal.
@@ -68,7 +70,7 @@ func TestLifecycleStopsInReverseStartOrder(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- lc.run(ctx) }()
-	waitFor(t, func() bool { return slices.Contains(j.list(), "ready") })
+	poll.Until(t, 10*time.Second, "the ready event", func() bool { return slices.Contains(j.list(), "ready") })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("clean shutdown returned %v", err)
@@ -89,7 +91,7 @@ func TestLifecycleFailingComponentStopsProcess(t *testing.T) {
 		onStarted: func() { j.add("ready") }}
 	done := make(chan error, 1)
 	go func() { done <- lc.run(t.Context()) }()
-	waitFor(t, func() bool { return slices.Contains(j.list(), "ready") })
+	poll.Until(t, 10*time.Second, "the ready event", func() bool { return slices.Contains(j.list(), "ready") })
 	boom := errors.New("boom")
 	b.runErr <- boom
 	err := <-done
@@ -116,16 +118,5 @@ func TestLifecycleStartFailureStopsOnlyStarted(t *testing.T) {
 	want := []string{"start a", "start b", "stop a"}
 	if got := j.list(); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -121,7 +121,7 @@ func vectorType(c prometheus.Collector) string {
 func processFamilies(t *testing.T, cfg configOf) map[string]family {
 	t.Helper()
 	reg := &recordingRegistry{Registry: ops.NewRegistry()}
-	a, err := newApp(cfg(t), quietLog(), reg)
+	a, err := New(cfg(t), quietLog(), withRegistry(reg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 
+	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/settings"
 
@@ -15,28 +16,47 @@ import (
 func buildMQ(e env, budget func(tenant string) int64) (mq.Queue, Component, error) {
 	switch c := e.cfg.MQ; c.Backend {
 	case "embedded":
-		q, err := embeddedmq.New(embeddedmq.Config{
-			Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
-			Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(), MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
-			TenantBudget: budget,
-		}, embeddedmq.Deps{Registerer: e.reg, Log: e.log})
+		q, err := embeddedmq.New(EmbeddedQueueConfig(c, budget), embeddedmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
 			return nil, nil, err
 		}
 		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	case "nats":
-		n := c.NATS
-		q, err := natsmq.New(natsmq.Config{
-			URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
-			TLS:            natsmq.TLS{CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile},
-			ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas, AckWait: c.AckWait.D(),
-		}, natsmq.Deps{Registerer: e.reg, Log: e.log})
+		q, err := natsmq.New(NATSQueueConfig(c), natsmq.Deps{Registerer: e.reg, Log: e.log})
 		if err != nil {
 			return nil, nil, err
 		}
 		return q, newComponent(compMQ, q.Start, q.Run, q.Close), nil
 	}
 	return nil, nil, fmt.Errorf("mq.backend %q is not built in", e.cfg.MQ.Backend)
+}
+
+// EmbeddedQueueConfig maps the mq block to the embedded backend's options; budget returns a
+// tenant's own queue budget (nil: none).
+func EmbeddedQueueConfig(c config.MQ, budget func(tenant string) int64) embeddedmq.Config {
+	return embeddedmq.Config{
+		Dir: c.Embedded.Dir, Sync: c.Embedded.Sync, SyncInterval: c.Embedded.SyncInterval.D(),
+		Prefix: c.Prefix, Partitions: c.Partitions, AckWait: c.AckWait.D(),
+		MaxBytes: unlimited(c.Embedded.MaxBytes), TenantMaxBytes: unlimited(c.Embedded.TenantMaxBytes),
+		TenantBudget: budget,
+	}
+}
+
+// NATSQueueConfig maps the mq block to the nats backend's options. serve builds its queue from
+// it, and `wavehouse mq manifests|verify` render and check the topology it implies, so the
+// manifests an operator applies are the ones serve verifies at boot.
+func NATSQueueConfig(c config.MQ) natsmq.Config {
+	n := c.NATS
+	return natsmq.Config{
+		URLs: n.URLs, CredsFile: n.CredsFile, NKeySeedFile: n.NKeySeedFile, User: n.User, PasswordFile: n.PasswordFile,
+		TLS: natsmq.TLS{
+			Enabled: n.TLS.Enabled, CAFile: n.TLS.CAFile, CertFile: n.TLS.CertFile, KeyFile: n.TLS.KeyFile,
+			InsecureSkipVerify: n.TLS.InsecureSkipVerify,
+		},
+		ManageTopology: n.ManageTopology, Prefix: c.Prefix, Partitions: c.Partitions, Replicas: n.Replicas, AckWait: c.AckWait.D(),
+		MaxBytes: unlimited(n.MaxBytes), DLQMaxBytes: unlimited(n.DLQMaxBytes),
+		DuplicateWindow: n.DuplicateWindow.D(), MaxAckPending: n.MaxAckPending,
+	}
 }
 
 // unlimited maps the config's "0: no limit" to the queue's -1 (0 there means its default).

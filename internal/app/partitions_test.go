@@ -13,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // runApp runs an App until the returned stop is called (or the test ends) and returns it once
@@ -105,7 +106,7 @@ func TestFewerPartitionsStrandNoRow(t *testing.T) {
 	for _, tb := range tables {
 		want := fmt.Sprintf(`"c":%d,"u":%d`, requests, requests)
 		var last string
-		waitUntilFor(t, 60*time.Second, func() bool {
+		poll.Until(t, 60*time.Second, "every row of "+tb+" inserted once", func() bool {
 			last = call(t, "POST", base+"/v1/query", "application/json", `{"sql":"SELECT count() AS c, uniqExact(id) AS u FROM `+tb+`"}`).raw
 			return strings.Contains(last, want)
 		})
@@ -114,7 +115,7 @@ func TestFewerPartitionsStrandNoRow(t *testing.T) {
 			t.Fatalf("table %s: %s, want %s", tb, last, want)
 		}
 	}
-	waitUntil(t, func() bool { return strings.Count(logs.String(), "partition beyond mq.partitions drained") == 3 })
+	poll.Until(t, 20*time.Second, "three drained partitions logged", func() bool { return strings.Count(logs.String(), "partition beyond mq.partitions drained") == 3 })
 	for _, tb := range tables {
 		if r := call(t, "POST", base+"/v1/query", "application/json", `{"sql":"SELECT count() AS c FROM `+tb+`"}`); !strings.Contains(r.raw, fmt.Sprintf(`"c":%d`, requests)) {
 			t.Fatalf("table %s after the drain: %s", tb, r.raw)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestPipesReloadWithoutRestart adds a pipe to settings_dir/pipes while the process runs, then
@@ -31,31 +32,14 @@ func TestPipesReloadWithoutRestart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "plus.sql"), []byte(pipe), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, func() bool {
+	poll.Until(t, 20*time.Second, "the edited pipe served", func() bool {
 		return strings.Contains(call(t, "GET", base+"/v1/pipes/plus?x=41", "", "").raw, `"y":42`)
 	})
 	if err := os.WriteFile(filepath.Join(dir, "broken.sql"), []byte("-- @param\nDROP TABLE x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, func() bool { return strings.Contains(logs.String(), "settings reload refused") })
+	poll.Until(t, 20*time.Second, "the refused reload logged", func() bool { return strings.Contains(logs.String(), "settings reload refused") })
 	if r := call(t, "GET", base+"/v1/pipes/plus?x=1", "", ""); !strings.Contains(r.raw, `"y":2`) {
 		t.Fatalf("an invalid edit replaced the served pipes: %d %s", r.code, r.raw)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	waitUntilFor(t, 20*time.Second, cond)
-}
-
-// waitUntilFor polls cond until it holds, failing the test after d.
-func waitUntilFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", d)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

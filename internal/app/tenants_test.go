@@ -11,6 +11,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/settings"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -113,7 +114,7 @@ func TestTenantWithUnreachableClickHouseAffectsOnlyItself(t *testing.T) {
 	}
 
 	ch.Start(t)
-	waitUntilFor(t, 90*time.Second, func() bool {
+	poll.Until(t, 90*time.Second, "every accepted row inserted after the recovery", func() bool {
 		r := call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS n, uniqExact(id) AS u FROM ev"}`, "Authorization", own.bearer)
 		return r.code == 200 && countIs(r.raw, accepted+1)
 	})
@@ -210,12 +211,13 @@ func TestTenantLimitsOnRoutes(t *testing.T) {
 		}
 	}()
 	var refused reply
-	waitUntilFor(t, 2*time.Second, func() bool {
+	poll.Until(t, 2*time.Second, "a second concurrent query refused with 429", func() bool {
 		refused = call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT 1 AS one"}`, "Authorization", k.bearer)
 		return refused.code == 429
 	})
-	if !strings.Contains(refused.raw, "limits.queries") || refused.header.Get("Retry-After") == "" || refused.header.Get("RateLimit-Limit") != "1" {
-		t.Fatalf("second concurrent query: %d %v %s, want 429 limits.queries with Retry-After and RateLimit-Limit: 1", refused.code, refused.header, refused.raw)
+	if refused.body["code"] != "limits.queries" || refused.body["limit"] != "max_concurrent_queries" || refused.body["value"] != 1.0 ||
+		refused.header.Get("Retry-After") == "" || refused.header.Get("RateLimit-Limit") != "1" {
+		t.Fatalf("second concurrent query: %d %v %s, want 429 limits.queries naming max_concurrent_queries = 1, with Retry-After and RateLimit-Limit: 1", refused.code, refused.header, refused.raw)
 	}
 	if r := <-done; r.code != 200 {
 		t.Fatalf("the slow query: %d %s", r.code, r.raw)

@@ -13,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestUndecodableMessageEndToEnd: bytes that are no frame, stored on a table's ingest subject
@@ -63,7 +64,7 @@ func TestUndecodableMessageEndToEnd(t *testing.T) {
 		t.Fatalf("rows around the garbage: %s", q.raw)
 	}
 	var dl reply
-	waitUntil(t, func() bool {
+	poll.Until(t, 20*time.Second, "the undecodable message dead-lettered", func() bool {
 		dl = call(t, "GET", base+"/v1/ops/dlq/junk", "", "")
 		return strings.Contains(dl.raw, `"code":"undecodable"`)
 	})

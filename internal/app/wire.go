@@ -35,7 +35,7 @@ type wiring struct {
 // startOrder's): the store first (the settings apply tenant stores to its router), then the
 // settings (the queue reads tenant budgets from them), the queue, the schema cache over both, and
 // the workers last. A layer a role does not use stays nil, and builders accept that.
-func wire(e env, acc access) (*wiring, error) {
+func wire(e env, acc access, o options) (*wiring, error) {
 	uses := e.cfg.Roles.Uses
 	w := &wiring{comps: map[string]Component{}}
 	w.opsLn = newListener(compOps, e.cfg.Ops.Listen,
@@ -105,7 +105,7 @@ func wire(e env, acc access) (*wiring, error) {
 	inv := cacheInvalidator{cache: c, log: e.log}
 	settled := commits.New(1 << 16)
 	if uses(compIngest) {
-		if w.comps[compIngest], err = buildIngest(e, ingestDeps{queue: w.queue, store: st.store, schema: schema, targets: targets, inv: inv, commits: settled}); err != nil {
+		if w.comps[compIngest], err = buildIngest(e, ingestDeps{queue: w.queue, store: st.store, schema: schema, targets: targets, inv: inv, commits: settled, fault: o.writerFault}); err != nil {
 			return nil, fmt.Errorf("%s: %w", compIngest, err)
 		}
 	}

@@ -38,20 +38,20 @@ const DefaultAnonymousTenant = "default"
 type Config struct {
 	// OperatorKeyFile is the path of a file whose content (trimmed) is the operator key, at least
 	// 32 characters; empty disables the operator key (default "").
-	OperatorKeyFile string `yaml:"operator_key_file"`
+	OperatorKeyFile string
 	// AllowAnonymous lets requests without a credential act as AnonymousTenant while the settings
 	// hold no API key; set it when the API listener is loopback or auth.allow_anonymous is true
 	// (default false).
-	AllowAnonymous bool `yaml:"allow_anonymous"`
+	AllowAnonymous bool
 	// AnonymousTenant is the tenant of anonymous requests (default "default").
-	AnonymousTenant string `yaml:"anonymous_tenant"`
+	AnonymousTenant string
 }
 
 // Validate reports every problem with c.
 func (c Config) Validate() error {
 	var errs []error
 	if c.AnonymousTenant != "" && !settings.ValidTenantName(c.AnonymousTenant) {
-		errs = append(errs, fmt.Errorf("auth.anonymous_tenant: %q is not a valid tenant name", c.AnonymousTenant))
+		errs = append(errs, fmt.Errorf("auth: AnonymousTenant %q is not a valid tenant name", c.AnonymousTenant))
 	}
 	return errors.Join(errs...)
 }

@@ -252,7 +252,7 @@ func TestOperatorKeyFile(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "tooshort") {
 		t.Fatalf("short key: %v (must not quote the key)", err)
 	}
-	if _, err := New(Config{AnonymousTenant: "Bad-Name"}, Deps{Settings: src}); err == nil || !strings.Contains(err.Error(), "auth.anonymous_tenant") {
+	if _, err := New(Config{AnonymousTenant: "Bad-Name"}, Deps{Settings: src}); err == nil || !strings.Contains(err.Error(), "AnonymousTenant") {
 		t.Fatalf("bad anonymous tenant: %v", err)
 	}
 	if _, err := New(Config{}, Deps{}); err == nil {

@@ -52,11 +52,16 @@ type Auth struct {
 	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: no operator key. Read again on SIGHUP."`
 }
 
-// Limits says how long a request may wait for a tenant's limits; the limits themselves live in
-// the settings directory.
+// Limits says how long a request may wait for a tenant's limits, and holds the defaults of the
+// tenants' query limits; the limits themselves live in the settings directory.
 type Limits struct {
-	MaxWait   Duration `yaml:"max_wait" env:"MAX_WAIT" env-description:"Longest a request waits for rate tokens instead of a 429 (never past its deadline); 0 refuses at once."`
-	QueryWait Duration `yaml:"query_wait" env:"QUERY_WAIT" env-description:"Longest a query waits for one of its tenant's concurrent-query slots; 0 refuses at once."`
+	MaxWait              Duration `yaml:"max_wait" env:"MAX_WAIT" env-description:"Longest a request waits for rate tokens instead of a 429 (never past its deadline); 0 refuses at once."`
+	QueryWait            Duration `yaml:"query_wait" env:"QUERY_WAIT" env-description:"Longest a query waits for one of its tenant's concurrent-query slots; 0 refuses at once."`
+	MaxConcurrentQueries int      `yaml:"max_concurrent_queries" env:"MAX_CONCURRENT_QUERIES" env-description:"Default of a tenant's limits.max_concurrent_queries: its queries and pipe calls running at once in one api process (429 beyond); -1: no limit."`
+	MaxResultRows        int64    `yaml:"max_result_rows" env:"MAX_RESULT_ROWS" env-description:"Default of a tenant's limits.max_result_rows: the most rows one query returns (422 query.limit_exceeded beyond); -1: no limit."`
+	MaxResultBytes       int64    `yaml:"max_result_bytes" env:"MAX_RESULT_BYTES" env-description:"Default of a tenant's limits.max_result_bytes: the most uncompressed bytes one query returns (422 beyond); -1: no limit."`
+	MaxExecutionTime     Duration `yaml:"max_execution_time" env:"MAX_EXECUTION_TIME" env-description:"Default of a tenant's limits.max_execution_time: how long one query may run (422 beyond; whole seconds on ClickHouse 18.16)."`
+	CacheTTL             Duration `yaml:"cache_ttl" env:"CACHE_TTL" env-description:"Default of a tenant's limits.cache_ttl: how long query results stay cached (a pipe's @ttl wins)."`
 }
 
 // Idempotency switches Idempotency-Key handling on ingest.

@@ -1,10 +1,26 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/cache/localcache"
+	"github.com/wavehouse/wavehouse/internal/cache/rediscache"
+	"github.com/wavehouse/wavehouse/internal/coord"
+	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
+	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
+	"github.com/wavehouse/wavehouse/internal/settings"
+	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
+	"github.com/wavehouse/wavehouse/internal/stream"
+)
 
 // Default returns the configuration of a process started with no config file and no WH_*
-// variables: all roles, every layer embedded, listeners on loopback.
+// variables: all roles, every layer embedded, listeners on loopback. A default that a component
+// also applies to a zero field is that component's exported constant, so the two cannot differ.
 func Default() Config {
+	flush := writer.DefaultConfig()
 	return Config{
 		Server: Server{
 			Listen:            "127.0.0.1:8080",
@@ -14,50 +30,60 @@ func Default() Config {
 		Ops:                  Ops{Listen: "127.0.0.1:9090", Pprof: true},
 		DataDir:              "./data",
 		SettingsDir:          "./settings",
-		SettingsPollInterval: Duration(2 * time.Second),
+		SettingsPollInterval: Duration(settings.DefaultPollInterval),
 		Roles:                Roles{RoleAPI, RoleIngest, RoleSweeper},
 		ShutdownTimeout:      Duration(30 * time.Second),
 		Log:                  Log{Level: "info", Format: "json"},
-		Idempotency:          Idempotency{Enabled: true, Lease: Duration(30 * time.Second), Retention: Duration(24 * time.Hour)},
+		Limits: Limits{
+			MaxConcurrentQueries: 16, MaxResultRows: 1_000_000, MaxResultBytes: 1 << 30,
+			MaxExecutionTime: Duration(30 * time.Second), CacheTTL: Duration(time.Minute),
+		},
+		Idempotency: Idempotency{Enabled: true, Lease: Duration(30 * time.Second), Retention: Duration(24 * time.Hour)},
 		Ingest: Ingest{
-			MaxBodyBytes: 16 << 20,
-			MaxRows:      100_000,
-			MaxErrors:    100,
+			MaxBodyBytes: request.DefaultMaxBodyBytes,
+			MaxRows:      request.DefaultMaxRows,
+			MaxErrors:    request.DefaultMaxErrors,
 			WaitTimeout:  Duration(10 * time.Second),
-			Flush:        IngestFlush{MaxRows: 10_000, MaxBytes: 16 << 20, MaxWait: Duration(time.Second)},
+			Flush:        IngestFlush{MaxRows: flush.MaxRows, MaxBytes: flush.MaxBytes, MaxWait: Duration(flush.MaxWait)},
 		},
 		Stream: Stream{
-			HistoryWindow: Duration(24 * time.Hour), Heartbeat: Duration(15 * time.Second), Retry: Duration(2 * time.Second),
-			Buffer: 1024, SlowPolicy: "gap", MaxSubscribers: 1000, WriteTimeout: Duration(30 * time.Second),
+			HistoryWindow: Duration(24 * time.Hour), Heartbeat: Duration(stream.DefaultHeartbeat), Retry: Duration(stream.DefaultRetry),
+			Buffer: stream.DefaultBuffer, SlowPolicy: stream.PolicyGap, MaxSubscribers: stream.DefaultMaxSubscribers, WriteTimeout: Duration(stream.DefaultWriteTimeout),
 		},
 		Sweeper: Sweeper{Interval: Duration(time.Minute)},
 		Store: Store{
 			Backend: "chdb",
 			ClickHouse: ClickHouse{
 				Database:     "default",
-				User:         "default",
-				DialTimeout:  Duration(5 * time.Second),
-				MaxOpenConns: 16,
+				User:         clickhousestore.DefaultUsername,
+				DialTimeout:  Duration(clickhousestore.DefaultDialTimeout),
+				MaxOpenConns: clickhousestore.DefaultMaxOpenConns,
 			},
 		},
 		MQ: MQ{
 			Backend:      "embedded",
-			Prefix:       "wh",
-			Partitions:   4,
-			AckWait:      Duration(30 * time.Second),
+			Prefix:       jsmq.DefaultPrefix,
+			Partitions:   jsmq.DefaultPartitions,
+			AckWait:      Duration(jsmq.DefaultAckWait),
 			DLQRetention: Duration(7 * 24 * time.Hour),
-			Embedded:     MQEmbedded{Sync: "always", SyncInterval: Duration(100 * time.Millisecond), MaxBytes: 1 << 30, TenantMaxBytes: 256 << 20},
-			NATS:         NATS{Replicas: 3},
+			Embedded: MQEmbedded{
+				Sync: embeddedmq.SyncAlways, SyncInterval: Duration(embeddedmq.DefaultSyncInterval),
+				MaxBytes: jsmq.DefaultMaxBytes, TenantMaxBytes: embeddedmq.DefaultTenantMaxBytes,
+			},
+			NATS: NATS{
+				Replicas: natsmq.DefaultReplicas, MaxBytes: jsmq.DefaultMaxBytes, DLQMaxBytes: jsmq.DefaultDLQMaxBytes,
+				DuplicateWindow: Duration(jsmq.DefaultDuplicateWindow), MaxAckPending: jsmq.DefaultMaxAckPending,
+			},
 		},
 		Cache: Cache{
 			Backend: "local",
-			Local:   LocalCache{MaxBytes: 256 << 20},
-			Redis:   Redis{KeyPrefix: "wh:", Timeout: Duration(100 * time.Millisecond)},
+			Local:   LocalCache{MaxBytes: localcache.DefaultMaxBytes},
+			Redis:   Redis{KeyPrefix: rediscache.DefaultKeyPrefix, Timeout: Duration(rediscache.DefaultTimeout)},
 		},
 		Dedupe: Dedupe{
 			Backend:  "local",
 			DynamoDB: DynamoDB{Table: "wavehouse_dedupe", Region: "us-east-1"},
 		},
-		Coord: Coord{Backend: "local", Lease: Duration(15 * time.Second)},
+		Coord: Coord{Backend: "local", Lease: Duration(coord.DefaultLease)},
 	}
 }

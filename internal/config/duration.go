@@ -27,6 +27,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Set parses a Go duration string, so that *Duration is a flag.Value.
+func (d *Duration) Set(s string) error { return d.UnmarshalText([]byte(s)) }
+
 // UnmarshalYAML parses a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {

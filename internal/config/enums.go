@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/stream"
+)
 
 // Enum is a configuration key whose value is one of a fixed set. The table below is the one place
 // those sets are written: Validate refuses anything else, and a test in internal/app boots every
@@ -16,10 +19,10 @@ func Enums() []Enum {
 		{"roles", []string{string(RoleAPI), string(RoleIngest), string(RoleSweeper)}},
 		{"log.level", []string{"debug", "info", "warn", "error"}},
 		{"log.format", []string{"json", "text"}},
-		{"stream.slow_policy", []string{"gap", "disconnect"}},
+		{"stream.slow_policy", []string{stream.PolicyGap, stream.PolicyDisconnect}},
 		{"store.backend", []string{"chdb", "clickhouse"}},
 		{"mq.backend", []string{"embedded", "nats"}},
-		{"mq.embedded.sync", []string{"always", "interval", "none"}},
+		{"mq.embedded.sync", []string{embeddedmq.SyncAlways, embeddedmq.SyncInterval, embeddedmq.SyncNone}},
 		{"cache.backend", []string{"local", "redis"}},
 		{"dedupe.backend", []string{"local", "dynamodb"}},
 		{"coord.backend", []string{"local", "nats"}},
@@ -35,8 +38,3 @@ func enumValues(key string) []string {
 	}
 	return nil
 }
-
-// embeddedNoneFlush is the background fsync period of the embedded queue under
-// mq.embedded.sync: none (embeddedmq.NoneFlushInterval; config imports no backend, and a test
-// in internal/app holds the two equal through the warning text).
-const embeddedNoneFlush = 2 * time.Minute

@@ -44,16 +44,21 @@ type MQEmbedded struct {
 	TenantMaxBytes int64    `yaml:"tenant_max_bytes" env:"TENANT_MAX_BYTES" env-description:"Byte budget of one tenant's unconsumed records; beyond it the tenant's ingest answers 429 (0: no limit)."`
 }
 
-// NATS configures a connection to an external NATS JetStream.
+// NATS configures a connection to an external NATS JetStream and the topology it must hold. TLS is
+// on when tls.enabled is true, when any other tls key is set, or for tls:// URLs.
 type NATS struct {
-	URLs           []string `yaml:"urls" env:"URLS" env-separator:"," env-description:"Server URLs (nats://host:port). No credentials in URLs: use the *_file keys."`
-	CredsFile      string   `yaml:"creds_file" env:"CREDS_FILE" env-description:"NATS credentials (JWT + seed) file."`
-	NKeySeedFile   string   `yaml:"nkey_seed_file" env:"NKEY_SEED_FILE" env-description:"NKey seed file."`
-	User           string   `yaml:"user" env:"USER" env-description:"User name for user/password auth."`
-	PasswordFile   string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`
-	Replicas       int      `yaml:"replicas" env:"REPLICAS" env-description:"Stream and bucket replicas expected (3 in production)."`
-	ManageTopology bool     `yaml:"manage_topology" env:"MANAGE_TOPOLOGY" env-description:"Create streams, consumers and buckets at boot (development); otherwise verify them and refuse to boot when they differ."`
-	TLS            TLS      `yaml:"tls" env-prefix:"TLS_"`
+	URLs            []string `yaml:"urls" env:"URLS" env-separator:"," env-description:"Server URLs (nats://host:port). No credentials in URLs: use the *_file keys."`
+	CredsFile       string   `yaml:"creds_file" env:"CREDS_FILE" env-description:"NATS credentials (JWT + seed) file."`
+	NKeySeedFile    string   `yaml:"nkey_seed_file" env:"NKEY_SEED_FILE" env-description:"NKey seed file."`
+	User            string   `yaml:"user" env:"USER" env-description:"User name for user/password auth."`
+	PasswordFile    string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`
+	Replicas        int      `yaml:"replicas" env:"REPLICAS" env-description:"Stream and bucket replicas expected (3 in production)."`
+	ManageTopology  bool     `yaml:"manage_topology" env:"MANAGE_TOPOLOGY" env-description:"Create streams, consumers and buckets at boot (development); otherwise verify them and refuse to boot when they differ."`
+	MaxBytes        int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0 or -1: no limit). Part of the verified topology."`
+	DLQMaxBytes     int64    `yaml:"dlq_max_bytes" env:"DLQ_MAX_BYTES" env-description:"Byte bound of the dead-letter stream (0 or -1: no limit). Part of the verified topology."`
+	DuplicateWindow Duration `yaml:"duplicate_window" env:"DUPLICATE_WINDOW" env-description:"How long the streams suppress a repeated idempotency key; idempotency.lease must stay below it. Part of the verified topology."`
+	MaxAckPending   int      `yaml:"max_ack_pending" env:"MAX_ACK_PENDING" env-description:"Unacknowledged deliveries per partition consumer. Part of the verified topology."`
+	TLS             TLS      `yaml:"tls" env-prefix:"TLS_"`
 }
 
 // Cache selects the query result cache.

@@ -21,7 +21,8 @@ const EnvConfigPath = "WH_CONFIG"
 // isToolingEnv reports WH_* variables read by the test and build scripts, not by the server
 // (WH_TEST_*, WH_TESTSVC_*, WH_DEPS_*, WH_*_BIN, WH_ROOT, WH_CACHE_DIR, WH_CLICKHOUSE_USERS_XML),
 // and WH_CONFIG. They are accepted so that a developer's shell does not refuse boot; no config key
-// has these names.
+// has these names, and no server code reads them (TestServerReadsNoToolingVariable): a fault
+// hook is a dependency, see docs/architecture.md.
 func isToolingEnv(name string) bool {
 	switch name {
 	case EnvConfigPath, "WH_ROOT", "WH_CACHE_DIR", "WH_CLICKHOUSE_USERS_XML":

@@ -7,9 +7,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wavehouse/wavehouse/internal/logging"
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 )
 
 // Validate reports every problem of the configuration at once, each naming the key and what to
@@ -62,6 +63,20 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateTopology()...)
 	if c.Limits.MaxWait < 0 || c.Limits.QueryWait < 0 {
 		add("limits.max_wait, limits.query_wait: must not be negative")
+	}
+	for _, l := range []struct {
+		key string
+		v   int64
+	}{
+		{"limits.max_concurrent_queries", int64(c.Limits.MaxConcurrentQueries)},
+		{"limits.max_result_rows", c.Limits.MaxResultRows}, {"limits.max_result_bytes", c.Limits.MaxResultBytes},
+	} {
+		if l.v == 0 || l.v < -1 {
+			add("%s: %d must be positive, or -1 for no limit", l.key, l.v)
+		}
+	}
+	if c.Limits.MaxExecutionTime <= 0 || c.Limits.CacheTTL <= 0 {
+		add("limits.max_execution_time, limits.cache_ttl: must be positive (a tenant may set -1 for no time limit)")
 	}
 	return errors.Join(errs...)
 }
@@ -153,8 +168,12 @@ func (c Config) validateBackends() []error {
 			add("dedupe.dynamodb: set both access_key_id_file and secret_access_key_file, or neither")
 		}
 	}
-	if c.Idempotency.Lease >= Duration(2*time.Minute) {
-		add("idempotency.lease: %s must stay below the queue's 2m duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease)
+	window, windowKey := Duration(jsmq.DefaultDuplicateWindow), "the embedded queue's"
+	if c.MQ.Backend == "nats" {
+		window, windowKey = c.MQ.NATS.DuplicateWindow, "mq.nats.duplicate_window"
+	}
+	if c.Idempotency.Lease >= window {
+		add("idempotency.lease: %s must stay below %s %s duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease, windowKey, window)
 	}
 	oneOf("stream.slow_policy", c.Stream.SlowPolicy)
 	if oneOf("coord.backend", c.Coord.Backend) && c.Coord.Lease <= 0 {
@@ -180,6 +199,12 @@ func validateNATS(n NATS) []error {
 	}
 	if n.PasswordFile != "" && n.User == "" {
 		errs = append(errs, errors.New("mq.nats.user: required with mq.nats.password_file"))
+	}
+	if n.DuplicateWindow <= 0 {
+		errs = append(errs, errors.New("mq.nats.duplicate_window: must be positive"))
+	}
+	if n.MaxAckPending < 1 {
+		errs = append(errs, errors.New("mq.nats.max_ack_pending: must be at least 1"))
 	}
 	if n.Replicas < 1 || n.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("mq.nats.replicas: %d must be between 1 and 5", n.Replicas))
@@ -221,7 +246,7 @@ func (c Config) Warnings() []string {
 		case "interval":
 			w = append(w, fmt.Sprintf("mq.embedded.sync is interval: an acknowledged ingest may be lost on power loss or kernel crash within %s (a process crash loses nothing)", c.MQ.Embedded.SyncInterval))
 		case "none":
-			w = append(w, fmt.Sprintf("mq.embedded.sync is none: acknowledged ingest lives in the page cache until the OS writes it or the queue's background fsync runs (every %s); a power loss or kernel crash can lose up to that window (a process crash loses nothing)", embeddedNoneFlush))
+			w = append(w, fmt.Sprintf("mq.embedded.sync is none: acknowledged ingest lives in the page cache until the OS writes it or the queue's background fsync runs (every %s); a power loss or kernel crash can lose up to that window (a process crash loses nothing)", embeddedmq.NoneFlushInterval))
 		}
 	}
 	if c.Ops.Pprof && !isLoopback(c.Ops.Listen) {

@@ -50,6 +50,11 @@ func TestValidateRefuses(t *testing.T) {
 		{"ingest without api, local cache", func(c *Config) { c.Roles = ParseRoles("ingest,sweeper"); c.Cache.Backend = "local" }, []string{"cache.backend: local cannot receive invalidations"}},
 		{"split idempotency on local dedupe", func(c *Config) { c.Dedupe.Backend = "local" }, []string{"dedupe.backend: local keeps idempotency keys in one process"}},
 		{"negative limit wait", func(c *Config) { c.Limits.QueryWait = Duration(-time.Second) }, []string{"limits.max_wait, limits.query_wait: must not be negative"}},
+		{"query limit defaults", func(c *Config) {
+			c.Limits.MaxResultRows, c.Limits.MaxConcurrentQueries, c.Limits.MaxExecutionTime = 0, -2, 0
+		}, []string{
+			"limits.max_concurrent_queries: -2 must be positive, or -1 for no limit", "limits.max_result_rows: 0 must be positive",
+			"limits.max_execution_time, limits.cache_ttl: must be positive"}},
 		{"zero settings poll", func(c *Config) { c.SettingsPollInterval = 0 }, []string{"settings_poll_interval: must be positive"}},
 		{"bad listen", func(c *Config) { c.Ops.Listen = "9090" }, []string{"ops.listen: \"9090\" is not host:port"}},
 		{"same listeners", func(c *Config) { c.Ops.Listen = c.Server.Listen }, []string{"ops.listen: must differ from server.listen"}},

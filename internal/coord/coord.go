@@ -3,7 +3,12 @@ package coord
 import (
 	"context"
 	"errors"
+	"time"
 )
+
+// DefaultLease is the lease duration of every backend given none; the boot config's default for
+// coord.lease is this constant.
+const DefaultLease = 15 * time.Second
 
 // Sentinel errors of the coordination layer. Backends wrap their causes with
 // %w so that callers can branch with errors.Is.

@@ -17,6 +17,10 @@ type Error struct {
 	Message string `json:"error"`
 	// Retryable tells clients whether sending the same request again may succeed.
 	Retryable bool `json:"retryable"`
+	// Limit names the limit a request ran into (e.g. "max_result_rows"), with its Value.
+	Limit string `json:"limit,omitempty"`
+	// Value is the value of Limit in force (a count, bytes or seconds).
+	Value any `json:"value,omitempty"`
 	// Details carries structured specifics such as per-row errors.
 	Details any `json:"details,omitempty"`
 	// RetryAfter, when positive, is sent as the Retry-After header.

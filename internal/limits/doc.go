@@ -24,5 +24,5 @@
 // # Capabilities
 //
 // Limits are per process: with N api processes a tenant gets up to N times its rate. The queue
-// byte budget (settings limits.queue_max_bytes) is enforced by the queue, not here.
+// byte budget (queue_max_bytes in a tenant's settings file) is enforced by the queue, not here.
 package limits

@@ -33,6 +33,7 @@ func Reject(w http.ResponseWriter, d Decision) {
 		e.Message = fmt.Sprintf("the request needs more %s than the tenant's burst of %d allows: send smaller requests", d.Kind, d.Limit)
 	case d.Kind == KindQueries:
 		e.Message = fmt.Sprintf("the tenant already runs its maximum of %d concurrent queries", d.Limit)
+		e.Limit, e.Value = "max_concurrent_queries", d.Limit
 		e.RetryAfter = max(d.RetryAfter, time.Second)
 	default:
 		e.Message = fmt.Sprintf("over the tenant's %s rate limit", d.Kind)

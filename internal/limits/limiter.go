@@ -31,10 +31,14 @@ const (
 type Config struct {
 	// MaxWait is the longest a request waits for rate tokens instead of being refused, further
 	// bounded by its deadline (default 0: never wait).
-	MaxWait time.Duration `yaml:"max_wait"`
+	MaxWait time.Duration
 	// QueryWait is the longest a query waits for a concurrency slot, further bounded by its
 	// deadline (default 0: refuse at once when the tenant's queries are all running).
-	QueryWait time.Duration `yaml:"query_wait"`
+	QueryWait time.Duration
+	// Defaults are the boot defaults of the tenants' query limits (max_concurrent_queries,
+	// max_result_rows, max_result_bytes, max_execution_time, cache_ttl), applied to a tenant
+	// that leaves one unset and to a tenant absent from the settings (the anonymous one).
+	Defaults settings.Limits
 }
 
 // Validate reports every problem with c.
@@ -104,6 +108,8 @@ type state struct {
 	req    *rate.Limiter // nil: unlimited
 	rows   *rate.Limiter // nil: unlimited
 	sem    chan struct{} // nil: unlimited
+	// listed is true when the tenant was in the settings (false: boot defaults only).
+	listed bool
 }
 
 // New returns a Limiter. It starts no goroutines.
@@ -154,10 +160,14 @@ func (l *Limiter) states(tenant, keyID string) buckets {
 		l.prune(snap)
 	}
 	var b buckets
-	if t, ok := snap.Tenant(tenant); ok {
-		ts := upsert(l.tenants, tenant, t.Limits, now)
-		b.tenantReq, b.tenantRows, b.sem = ts.req, ts.rows, ts.sem
+	t, ok := snap.Tenant(tenant)
+	var lim settings.Limits // a tenant absent from the settings gets the boot defaults
+	if ok {
+		lim = t.Limits
 	}
+	ts := upsert(l.tenants, tenant, lim.WithDefaults(l.cfg.Defaults), now)
+	ts.listed = ok
+	b.tenantReq, b.tenantRows, b.sem = ts.req, ts.rows, ts.sem
 	if keyID != "" {
 		if k, kt, ok := snap.KeyByID(keyID); ok && k.Limits != nil && kt.Name == tenant {
 			ks := upsert(l.keys, keyID, *k.Limits, now)
@@ -170,8 +180,10 @@ func (l *Limiter) states(tenant, keyID string) buckets {
 // prune drops the state of tenants and keys no longer in snap.
 func (l *Limiter) prune(snap *settings.Snapshot) {
 	l.seen = snap
-	for name := range l.tenants {
-		if _, ok := snap.Tenant(name); !ok {
+	for name, st := range l.tenants {
+		// The state of a tenant the settings never listed (the anonymous one) stays: its
+		// limits are the boot defaults, which no reload changes.
+		if _, ok := snap.Tenant(name); !ok && st.listed {
 			delete(l.tenants, name)
 		}
 	}
@@ -218,6 +230,16 @@ func setBucket(b *rate.Limiter, perSecond float64, burst int, now time.Time) *ra
 	b.SetLimitAt(now, rate.Limit(perSecond))
 	b.SetBurstAt(now, burst)
 	return b
+}
+
+// Limits returns tenant's limits in force: its settings resolved against the boot defaults
+// (settings.Limits.WithDefaults), so a zero query limit means no limit.
+func (l *Limiter) Limits(tenant string) settings.Limits {
+	var lim settings.Limits
+	if t, ok := l.settings.Current().Tenant(tenant); ok {
+		lim = t.Limits
+	}
+	return lim.WithDefaults(l.cfg.Defaults)
 }
 
 // AllowRequest charges one request to the tenant's and the key's request buckets.

@@ -343,3 +343,68 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestQueryDefaults checks the boot defaults of the query limits: a tenant that sets none gets
+// the default concurrency gate, a tenant absent from the settings (the anonymous one) too, -1
+// lifts it, a tenant's own value wins, and a reload applies a changed value to the next query.
+func TestQueryDefaults(t *testing.T) {
+	defaults := settings.Limits{MaxConcurrentQueries: 1, MaxResultRows: 100, MaxExecutionTime: settings.Duration(time.Second)}
+	f := newFixture(t, Config{Defaults: defaults}, map[string]string{
+		"plain": "database: plain\n",
+		"free":  "database: free\nlimits: {max_concurrent_queries: -1, max_result_rows: -1}\n",
+		"own":   "database: own\nlimits: {max_concurrent_queries: 2, max_result_rows: 7, max_execution_time: 90s}\n",
+	})
+	ctx := t.Context()
+	for _, tenant := range []string{"plain", "default"} {
+		r, d := f.lim.AcquireQuery(ctx, tenant)
+		if !d.Allowed || d.Limit != 1 {
+			t.Fatalf("%s: first query: %+v, want the default gate of 1", tenant, d)
+		}
+		if _, d := f.lim.AcquireQuery(ctx, tenant); d.Allowed {
+			t.Fatalf("%s: a second concurrent query passed the default gate of 1", tenant)
+		}
+		r()
+	}
+	for range 3 {
+		if _, d := f.lim.AcquireQuery(ctx, "free"); !d.Allowed || d.Limited {
+			t.Fatalf("free: %+v, want no gate with max_concurrent_queries: -1", d)
+		}
+	}
+	if got := f.lim.Limits("free"); got.MaxResultRows != 0 || got.MaxExecutionTime != settings.Duration(time.Second) {
+		t.Fatalf("free: %+v, want no row limit and the default time limit", got)
+	}
+	if got := f.lim.Limits("own"); got.MaxResultRows != 7 || got.MaxExecutionTime != settings.Duration(90*time.Second) || got.MaxConcurrentQueries != 2 {
+		t.Fatalf("own: %+v", got)
+	}
+	if got := f.lim.Limits("default"); got.MaxResultRows != 100 {
+		t.Fatalf("anonymous tenant: %+v, want the defaults", got)
+	}
+	held, _ := f.lim.AcquireQuery(ctx, "default") // held across the reload
+	writeTenant(t, f.dir, "plain", "database: plain\nlimits: {max_concurrent_queries: 3, max_result_rows: 5}\n")
+	f.reload(t)
+	if got := f.lim.Limits("plain"); got.MaxResultRows != 5 {
+		t.Fatalf("after reload: %+v, want max_result_rows 5", got)
+	}
+	if _, d := f.lim.AcquireQuery(ctx, "plain"); d.Limit != 3 {
+		t.Fatalf("after reload: %+v, want a gate of 3", d)
+	}
+	if _, d := f.lim.AcquireQuery(ctx, "default"); d.Allowed {
+		t.Fatal("the anonymous tenant's gate was reset by a reload: a second query passed while one held its slot")
+	}
+	held()
+	if _, d := f.lim.AcquireQuery(ctx, "default"); !d.Allowed {
+		t.Fatalf("anonymous tenant after its query ended: %+v", d)
+	}
+}
+
+func TestRejectNamesTheConcurrencyLimit(t *testing.T) {
+	w := httptest.NewRecorder()
+	Reject(w, Decision{Kind: KindQueries, Limited: true, Limit: 3, RetryAfter: time.Second})
+	var body map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != 429 || body["code"] != "limits.queries" || body["limit"] != "max_concurrent_queries" || body["value"] != 3.0 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+}

@@ -122,13 +122,19 @@ type DeadLetterExpirer interface {
 // Replayer reads one table's history in order.
 type Replayer interface {
 	// Replay calls fn for every record of tenant/table strictly after
-	// position after (Latest: only new ones), in position order, first from
+	// from.After (Latest: only new ones), in position order, first from
 	// retained history and then live, until ctx ends (it then returns
-	// ctx.Err()) or fn returns an error (returned as is). When history right
-	// after the position was trimmed, the first event is a Reset. A stored
-	// message of the table that cannot be decoded is skipped with a Gap
-	// event and the replay goes on. fn runs on one goroutine at a time.
-	Replay(ctx context.Context, tenant, table string, after Position, fn func(Event) error) error
+	// ctx.Err()) or fn returns an error (returned as is). When from cannot
+	// be honoured, the first event is a Reset saying why and after which
+	// position delivery continues: from.Epoch is set and is not the
+	// table's current epoch (delivery starts at the first retained
+	// record), from.After is past the last stored message (delivery
+	// continues after it), or history right after from.After was trimmed
+	// (delivery continues at the first retained record). A stored message
+	// of the table that cannot be decoded is skipped with a Gap event and
+	// the replay goes on. Every event carries the epoch of the history it
+	// indexes. fn runs on one goroutine at a time.
+	Replay(ctx context.Context, tenant, table string, from Cursor, fn func(Event) error) error
 }
 
 // Inspector reports queue statistics.

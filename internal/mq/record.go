@@ -129,14 +129,18 @@ type Stats struct {
 }
 
 // Event is what Replay hands to its callback: exactly one of a record; a
-// reset telling that history between the requested position and
-// Reset.First was removed (trimmed) and may have held records of this
-// table; or a gap telling that a stored message of this table could not be
-// decoded and was skipped.
+// reset telling that the requested cursor cannot be honoured (its history
+// was trimmed, it belongs to another epoch, or it is past the head) and
+// where delivery continues instead; or a gap telling that a stored message
+// of this table could not be decoded and was skipped.
 type Event struct {
 	Record *Record
 	Reset  *Reset
 	Gap    *Gap
+	// Epoch names the history the event's positions index; it is the same
+	// for every event of one Replay call. A Cursor{Epoch, After} built from
+	// it resumes exactly after the event.
+	Epoch string
 }
 
 // Gap reports a stored message of the table that Replay skipped because it
@@ -150,10 +154,18 @@ type Gap struct {
 	Reason string
 }
 
-// Reset reports lost history during a replay.
+// Reset reports that a replay could not start where it was asked to.
 type Reset struct {
-	// Requested is the position the replay was asked to start after.
+	// Reason is ResetTrimmed, ResetEpoch or ResetAhead.
+	Reason string
+	// Requested is the position the replay was asked to start after (in
+	// the requested epoch).
 	Requested Position
-	// First is the first position still retained.
+	// First is the first position still retained (Seq is the stream's
+	// first sequence; it may hold no record of this table).
 	First Position
+	// After is where delivery continues: the records that follow are
+	// exactly those strictly after it in the current epoch. A cursor at
+	// After does not report the same reset again.
+	After Position
 }

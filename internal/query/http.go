@@ -179,12 +179,13 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		s.writeError(w, err)
 		return
 	}
-	key, cacheable := s.cacheKey(ctx, tenant, target.Database, req, info, digest)
+	b := newBounds(s.deps.Limits(tenant), req)
+	key, cacheable := s.cacheKey(ctx, tenant, target.Database, req, b, info, digest)
 	if !cacheable {
 		h := w.Header()
 		h["X-Cache"] = s.hdr.bypass
 		h["Cache-Control"] = s.hdr.noStore
-		s.stream(w, ctx, target, req)
+		s.stream(w, ctx, target, req, b)
 		return
 	}
 	if v, err := s.view(ctx, key); err == nil {
@@ -192,29 +193,42 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		return
 	}
 	res, err, _ := s.flights.Do(key.String(), func() (any, error) {
-		out, err := s.buffered(context.WithoutCancel(ctx), target, req)
+		// A flight that ended between this request's lookup and its Do has filled the cache:
+		// look again before running, so a burst of identical cold requests reaches the store once.
+		if v, err := s.view(ctx, key); err == nil {
+			return flightResult{body: v, hit: true}, nil
+		}
+		out, err := s.buffered(context.WithoutCancel(ctx), target, req, b)
 		if err != nil {
 			return nil, err
 		}
-		ttl := s.cfg.CacheTTL
-		if req.TTL > 0 {
-			ttl = req.TTL
-		}
-		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
+		if err := s.deps.Cache.Set(context.WithoutCancel(ctx), key, out, b.ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
 			s.deps.Log.Debug("cache fill failed", "error", err)
 		}
-		return out, nil
+		return flightResult{body: out}, nil
 	})
 	if errors.Is(err, errTooLarge) {
 		w.Header()["X-Cache"] = s.hdr.miss
-		s.stream(w, ctx, target, req)
+		s.stream(w, ctx, target, req, b)
 		return
 	}
 	if err != nil {
 		s.writeError(w, err)
 		return
 	}
-	s.writeBody(w, req.Format, s.hdr.miss, res.([]byte))
+	fr := res.(flightResult)
+	xCache := s.hdr.miss
+	if fr.hit {
+		xCache = s.hdr.hit
+	}
+	s.writeBody(w, req.Format, xCache, fr.body)
+}
+
+// flightResult is what a shared flight hands every request waiting on it: the result, and
+// whether it came from the cache (filled by a flight that had just ended) instead of the store.
+type flightResult struct {
+	body []byte
+	hit  bool
 }
 
 // writeBody answers 200 with a whole result. b may be shared with the cache; it is only read.
@@ -228,11 +242,11 @@ func (s *Service) writeBody(w http.ResponseWriter, f Format, xCache []string, b 
 }
 
 // stream runs the query straight to the client, flushing as rows arrive.
-func (s *Service) stream(w http.ResponseWriter, ctx context.Context, target store.Target, req Request) {
+func (s *Service) stream(w http.ResponseWriter, ctx context.Context, target store.Target, req Request, b bounds) {
 	rc := http.NewResponseController(w)
 	sent := false
 	fw := flushWriter{w: w, rc: rc, every: 64 << 10}
-	err := s.execute(ctx, target, req, &fw, func() {
+	err := s.execute(ctx, target, req, b, &fw, func() {
 		sent = true
 		w.Header().Set("Content-Type", req.Format.ContentType())
 		w.WriteHeader(http.StatusOK)
@@ -268,10 +282,15 @@ func (s *Service) writeError(w http.ResponseWriter, err error) {
 		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.table_not_allowed", Message: msg})
 	case errors.Is(err, ErrRejected):
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg})
-	case errors.Is(err, ErrBusy):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusTooManyRequests, Code: "query.too_many_concurrent", Message: msg, Retryable: true, RetryAfter: time.Second})
 	case errors.Is(err, store.ErrLimitExceeded):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.limit_exceeded", Message: msg})
+		// 422: the request is valid, but its result is more than the tenant's limits allow, and
+		// sending it again fails the same way (docs/query.md#limits says why not 413 or 504).
+		e := httpx.Error{Status: http.StatusUnprocessableEntity, Code: "query.limit_exceeded", Message: msg}
+		var le *LimitError
+		if errors.As(err, &le) {
+			e.Limit, e.Value = le.Limit, le.Value
+		}
+		httpx.WriteError(w, e)
 	case errors.Is(err, store.ErrUnknownTable), errors.Is(err, store.ErrUnknownDatabase):
 		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "query.unknown_table", Message: msg})
 	case store.IsTransient(err):

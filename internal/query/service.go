@@ -23,30 +23,28 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
-// Config bounds queries. Zero fields take the defaults of DefaultConfig.
+// Config configures the service. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	// MaxRows is the most rows a query may return (max_result_rows).
-	MaxRows uint64
-	// MaxResultBytes is max_result_bytes.
-	MaxResultBytes uint64
-	// MaxExecutionTime is max_execution_time.
-	MaxExecutionTime time.Duration
-	// MaxConcurrent queries run at once; more wait up to QueueWait, then get 429.
-	MaxConcurrent int
-	// QueueWait is how long a query waits for a free slot.
-	QueueWait time.Duration
-	// CacheTTL is the lifetime of cached results (0: the cache backend's default).
-	CacheTTL time.Duration
 	// MaxCachedBytes is the largest encoded result that is cached; larger ones are streamed.
 	MaxCachedBytes int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{
-		MaxRows: 1_000_000, MaxResultBytes: 1 << 30, MaxExecutionTime: 30 * time.Second,
-		MaxConcurrent: 16, QueueWait: 2 * time.Second, CacheTTL: 0, MaxCachedBytes: 1 << 20,
-	}
+	return Config{MaxCachedBytes: 1 << 20}
+}
+
+// Limits bound one tenant's queries. A zero field means no limit; a zero CacheTTL means the
+// cache backend's default TTL.
+type Limits struct {
+	// MaxRows is the most rows a query may return (max_result_rows).
+	MaxRows uint64
+	// MaxBytes is the most uncompressed bytes a query may return (max_result_bytes).
+	MaxBytes uint64
+	// MaxExecutionTime is max_execution_time.
+	MaxExecutionTime time.Duration
+	// CacheTTL is the lifetime of cached results (a pipe's Request.TTL wins).
+	CacheTTL time.Duration
 }
 
 // Deps are the service's collaborators. Cache may be nil (every query bypasses).
@@ -57,6 +55,10 @@ type Deps struct {
 		cache.Versioner
 	}
 	Log *slog.Logger
+	// Limits returns the limits of a tenant's queries in force, read at the start of every
+	// query so that a settings reload applies to the next one; nil means no limits. The
+	// concurrency limit is not here: the caller holds the tenant's slot (limits.Limiter).
+	Limits func(tenant string) Limits
 }
 
 // Request is one query.
@@ -66,11 +68,12 @@ type Request struct {
 	// may share one map.
 	Params map[string][]byte
 	Format Format
-	// MaxRows lowers the row limit for this query (0: the configured one).
+	// MaxRows lowers the tenant's row limit for this query (0: the tenant's).
 	MaxRows uint64
 	// NoCache bypasses the cache.
 	NoCache bool
-	// TTL is the lifetime of this result in the cache (0: Config.CacheTTL). Pipes set it.
+	// TTL is the lifetime of this result in the cache (0: the tenant's Limits.CacheTTL). Pipes
+	// set it.
 	TTL time.Duration
 	// Tables, when not empty, are the tables of the tenant's database the result depends
 	// on, used instead of the tables the scanner finds in SQL. Pipes declare them.
@@ -87,7 +90,6 @@ type Service struct {
 	cfg        Config
 	deps       Deps
 	view       func(context.Context, cache.Key) ([]byte, error) // Cache's View when it lends values, else Get
-	sem        chan struct{}
 	flights    singleflight.Group
 	executions atomic.Uint64
 	bufs       sync.Pool       // of *[]byte, for request bodies
@@ -98,24 +100,8 @@ type Service struct {
 
 // New returns a service.
 func New(cfg Config, deps Deps) (*Service, error) {
-	d := DefaultConfig()
-	if cfg.MaxRows == 0 {
-		cfg.MaxRows = d.MaxRows
-	}
-	if cfg.MaxResultBytes == 0 {
-		cfg.MaxResultBytes = d.MaxResultBytes
-	}
-	if cfg.MaxExecutionTime == 0 {
-		cfg.MaxExecutionTime = d.MaxExecutionTime
-	}
-	if cfg.MaxConcurrent == 0 {
-		cfg.MaxConcurrent = d.MaxConcurrent
-	}
-	if cfg.QueueWait == 0 {
-		cfg.QueueWait = d.QueueWait
-	}
 	if cfg.MaxCachedBytes == 0 {
-		cfg.MaxCachedBytes = d.MaxCachedBytes
+		cfg.MaxCachedBytes = DefaultConfig().MaxCachedBytes
 	}
 	if deps.Store == nil {
 		return nil, errors.New("query: Store is required")
@@ -123,7 +109,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, deps: deps, sem: make(chan struct{}, cfg.MaxConcurrent), hdr: newHeaders()}
+	if deps.Limits == nil {
+		deps.Limits = func(string) Limits { return Limits{} }
+	}
+	s := &Service{cfg: cfg, deps: deps, hdr: newHeaders()}
 	if deps.Cache != nil {
 		s.view = deps.Cache.Get
 		if v, ok := deps.Cache.(cache.Viewer); ok {
@@ -142,7 +131,6 @@ var (
 	// ErrTableNotAllowed refuses a query of a principal restricted to tables (Request.AllowTable)
 	// that reads another table, or whose tables cannot be determined.
 	ErrTableNotAllowed = errors.New("query: table not allowed")
-	ErrBusy            = errors.New("query: too many concurrent queries")
 	errTooLarge        = errors.New("query: result too large to cache")
 )
 
@@ -176,28 +164,9 @@ func checkFormat(f Format) error {
 	return fmt.Errorf(`%w: format must be "json", "ndjson" or "csv"`, ErrRejected)
 }
 
-// acquire takes a concurrency slot.
-func (s *Service) acquire(ctx context.Context) (func(), error) {
-	t := time.NewTimer(s.cfg.QueueWait)
-	defer t.Stop()
-	select {
-	case s.sem <- struct{}{}:
-		return func() { <-s.sem }, nil
-	case <-t.C:
-		return nil, ErrBusy
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (s *Service) storeQuery(req Request) store.Query {
-	maxRows := s.cfg.MaxRows
-	if req.MaxRows > 0 && req.MaxRows < maxRows {
-		maxRows = req.MaxRows
-	}
-	q := store.Query{SQL: req.SQL, Limits: store.Limits{
-		ReadOnly: true, MaxExecutionTime: s.cfg.MaxExecutionTime, MaxResultRows: maxRows, MaxResultBytes: s.cfg.MaxResultBytes,
-	}}
+// storeQuery is req with the limits it runs under.
+func storeQuery(req Request, b bounds) store.Query {
+	q := store.Query{SQL: req.SQL, Limits: b.store}
 	for name, v := range req.Params {
 		q.Params = append(q.Params, store.Param{Name: name, Value: v})
 	}
@@ -207,7 +176,7 @@ func (s *Service) storeQuery(req Request) store.Query {
 // cacheKey reads the versions the result depends on and builds its key from the query's
 // digest (computed here when digest is nil); ok is false when the cache cannot be used for
 // this query.
-func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Request, info *sqlInfo, digest *cache.QueryDigest) (cache.Key, bool) {
+func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Request, b bounds, info *sqlInfo, digest *cache.QueryDigest) (cache.Key, bool) {
 	if s.deps.Cache == nil || req.NoCache {
 		return cache.Key{}, false
 	}
@@ -225,7 +194,7 @@ func (s *Service) cacheKey(ctx context.Context, tenant, database string, req Req
 		d := digestRequest(req, info)
 		digest = &d
 	}
-	return digest.Key(tenant, v), true
+	return b.fold(*digest).Key(tenant, v), true
 }
 
 // digestRequest digests what identifies a request's result besides the tenant and versions:
@@ -241,10 +210,10 @@ func digestRequest(req Request, info *sqlInfo) cache.QueryDigest {
 }
 
 // buffered runs the query into memory, giving up with errTooLarge past MaxCachedBytes.
-func (s *Service) buffered(ctx context.Context, target store.Target, req Request) ([]byte, error) {
+func (s *Service) buffered(ctx context.Context, target store.Target, req Request, b bounds) ([]byte, error) {
 	var buf bytes.Buffer
 	w := &capWriter{buf: &buf, limit: s.cfg.MaxCachedBytes}
-	if err := s.execute(ctx, target, req, w, nil); err != nil {
+	if err := s.execute(ctx, target, req, b, w, nil); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -253,22 +222,17 @@ func (s *Service) buffered(ctx context.Context, target store.Target, req Request
 // execute runs the query and encodes it to w. started, when not nil, is called right before the
 // first byte is written (the HTTP layer sends headers there). Errors before that point are
 // returned; errors after it are reported inside the document and also returned.
-func (s *Service) execute(ctx context.Context, target store.Target, req Request, w interface{ Write([]byte) (int, error) }, started func()) error {
-	release, err := s.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
+func (s *Service) execute(ctx context.Context, target store.Target, req Request, b bounds, w interface{ Write([]byte) (int, error) }, started func()) error {
 	s.executions.Add(1)
-	rows, err := s.deps.Store.Query(ctx, target, s.storeQuery(req))
+	rows, err := s.deps.Store.Query(ctx, target, storeQuery(req, b))
 	if err != nil {
-		return err
+		return b.named(err)
 	}
 	defer rows.Close()
 	first := rows.Next()
 	if !first {
 		if err := rows.Err(); err != nil {
-			return err
+			return b.named(err)
 		}
 	}
 	if started != nil {
@@ -278,7 +242,15 @@ func (s *Service) execute(ctx context.Context, target store.Target, req Request,
 	if err := enc.begin(); err != nil {
 		return err
 	}
+	var n uint64
 	for ok := first; ok; ok = rows.Next() {
+		if n++; n > b.store.MaxResultRows && b.store.MaxResultRows > 0 {
+			// The engine does not apply result limits to every query (chDB 26.5 skips those
+			// without FROM, e.g. SELECT arrayJoin(range(1e9))): the row limit holds here too.
+			err := b.overRows()
+			_ = enc.end(rows.Stats(), err)
+			return err
+		}
 		if err := enc.row(rows.Row()); err != nil {
 			if errors.Is(err, errTooLarge) {
 				return err
@@ -287,7 +259,7 @@ func (s *Service) execute(ctx context.Context, target store.Target, req Request,
 			return err
 		}
 	}
-	failure := rows.Err()
+	failure := b.named(rows.Err())
 	if err := enc.end(rows.Stats(), failure); err != nil && failure == nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func newFixture(t testing.TB, wrap func(store.Querier) store.Querier) *fixture {
 	if wrap != nil {
 		q = wrap(s)
 	}
-	svc, err := New(Config{MaxConcurrent: 4}, Deps{Store: q, Cache: c})
+	svc, err := New(Config{}, Deps{Store: q, Cache: c})
 	if err != nil {
 		t.Fatal(err)
 	}

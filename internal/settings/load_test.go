@@ -44,6 +44,10 @@ limits:
   rows_per_second: 50000
   burst: 200
   max_concurrent_queries: 4
+  max_result_rows: -1
+  max_result_bytes: 1048576
+  max_execution_time: 1m30s
+  cache_ttl: 1d
   queue_max_bytes: 1048576
 dedupe:
   retention: 7d
@@ -66,9 +70,17 @@ func TestLoadValid(t *testing.T) {
 	if acme.Database != "acme_db" || acme.ClickHouse == nil || len(acme.ClickHouse.Addrs) != 2 {
 		t.Fatalf("acme = %+v", acme)
 	}
-	want := Limits{RequestsPerSecond: 100, RowsPerSecond: 50000, Burst: 200, MaxConcurrentQueries: 4, QueueMaxBytes: 1 << 20}
+	want := Limits{RequestsPerSecond: 100, RowsPerSecond: 50000, Burst: 200, MaxConcurrentQueries: 4, QueueMaxBytes: 1 << 20,
+		MaxResultRows: NoLimit, MaxResultBytes: 1 << 20, MaxExecutionTime: Duration(90 * time.Second), CacheTTL: Duration(24 * time.Hour)}
 	if acme.Limits != want {
 		t.Fatalf("limits = %+v, want %+v", acme.Limits, want)
+	}
+	if got := acme.Limits.WithDefaults(Limits{MaxResultRows: 9, MaxConcurrentQueries: 16, CacheTTL: Duration(time.Minute)}); got.MaxResultRows != 0 ||
+		got.MaxConcurrentQueries != 4 || got.CacheTTL != Duration(24*time.Hour) || got.MaxExecutionTime != Duration(90*time.Second) {
+		t.Fatalf("resolved limits = %+v, want -1 to lift the default and the tenant's values to win", got)
+	}
+	if got := (Limits{}).WithDefaults(Limits{MaxResultRows: 9, MaxResultBytes: NoLimit}); got.MaxResultRows != 9 || got.MaxResultBytes != 0 {
+		t.Fatalf("unset limits = %+v, want the defaults (-1 default: no limit)", got)
 	}
 	if acme.Dedupe.Retention != 7*24*time.Hour {
 		t.Fatalf("retention = %v", acme.Dedupe.Retention)
@@ -137,6 +149,11 @@ func TestLoadFindings(t *testing.T) {
 		{"bad expiry", "tenants/a.yaml", "database: a\nkeys:\n  - {id: a1b2c3d4e5f6, hash: " + hashA + ", scopes: [query], expires: soon}\n", []string{`keys[0].expires: "soon"`}},
 		{"dup key id in tenant", "tenants/a.yaml", "database: a\nkeys:\n  - {id: a1b2c3d4e5f6, hash: " + hashA + ", scopes: [query]}\n  - {id: a1b2c3d4e5f6, hash: " + hashB + ", scopes: [query]}\n", []string{`tenants/a.yaml:4: keys[1].id: key id "a1b2c3d4e5f6" appears twice`}},
 		{"negative limits", "tenants/a.yaml", "database: a\nlimits:\n  requests_per_second: -1\n  max_concurrent_queries: -2\n", []string{"tenants/a.yaml:3: limits.requests_per_second", "tenants/a.yaml:4: limits.max_concurrent_queries"}},
+		{"negative query limits", "tenants/a.yaml", "database: a\nlimits:\n  max_result_rows: -2\n  max_result_bytes: -5\n  max_execution_time: -3s\n  cache_ttl: -1\n",
+			[]string{"tenants/a.yaml:3: limits.max_result_rows: must be > 0, or -1", "tenants/a.yaml:4: limits.max_result_bytes", "tenants/a.yaml:5: limits.max_execution_time", "tenants/a.yaml:6: limits.cache_ttl"}},
+		{"bad duration", "tenants/a.yaml", "database: a\nlimits:\n  max_execution_time: soon\n", []string{`tenants/a.yaml:3: invalid duration "soon"`}},
+		{"query limits on a key", "tenants/a.yaml", "database: a\nkeys:\n  - {id: a1b2c3d4e5f6, hash: " + hashA + ", scopes: [query], limits: {max_result_rows: 5, max_concurrent_queries: 1}}\n",
+			[]string{"keys[0].limits.max_result_rows: query limits are per tenant", "keys[0].limits.max_concurrent_queries: query limits are per tenant"}},
 		{"burst without rate", "tenants/a.yaml", "database: a\nlimits:\n  burst: 5\n", []string{"limits.burst: set requests_per_second too"}},
 		{"key limits", "tenants/a.yaml", "database: a\nkeys:\n  - {id: a1b2c3d4e5f6, hash: " + hashA + ", scopes: [query], limits: {rows_per_second: -3}}\n", []string{"keys[0].limits.rows_per_second"}},
 		{"bad retention", "tenants/a.yaml", "database: a\ndedupe:\n  retention: forever\n", []string{"tenants/a.yaml:3: dedupe.retention"}},

@@ -13,9 +13,9 @@ import (
 // Config configures a Manager.
 type Config struct {
 	// Dir is the settings directory; empty means no tenants and no keys (default "").
-	Dir string `yaml:"dir"`
+	Dir string
 	// PollInterval is how often Run checks the directory for changes (default 2s).
-	PollInterval time.Duration `yaml:"poll_interval"`
+	PollInterval time.Duration
 }
 
 // DefaultPollInterval is the PollInterval used when Config leaves it zero.

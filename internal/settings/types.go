@@ -1,9 +1,12 @@
 package settings
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Scope is a permission an API key grants.
@@ -136,7 +139,9 @@ func (k *Key) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
 // Expired reports whether k has expired at now.
 func (k *Key) Expired(now time.Time) bool { return !k.Expires.IsZero() && !now.Before(k.Expires) }
 
-// Limits are rate and concurrency limits. A zero field means no limit.
+// Limits are rate, concurrency and query limits. A zero rate field means no limit; a zero query
+// field (max_concurrent_queries, max_result_rows, max_result_bytes, max_execution_time,
+// cache_ttl) means the boot default, and -1 means no limit (see WithDefaults).
 type Limits struct {
 	// RequestsPerSecond is the sustained request rate.
 	RequestsPerSecond float64 `yaml:"requests_per_second"`
@@ -147,10 +152,64 @@ type Limits struct {
 	// RowsBurst is how many rows may arrive at once; default max(1, ceil(rows_per_second)). A
 	// request with more rows than this is always refused, so keep it ≥ ingest.max_rows.
 	RowsBurst int `yaml:"rows_burst"`
-	// MaxConcurrentQueries bounds the tenant's queries running at once.
+	// MaxConcurrentQueries bounds the tenant's queries (and pipe calls) running at once.
 	MaxConcurrentQueries int `yaml:"max_concurrent_queries"`
+	// MaxResultRows is the most rows one query may return (ClickHouse max_result_rows).
+	MaxResultRows int64 `yaml:"max_result_rows"`
+	// MaxResultBytes is the most uncompressed bytes one query may return (max_result_bytes).
+	MaxResultBytes int64 `yaml:"max_result_bytes"`
+	// MaxExecutionTime bounds how long one query runs (max_execution_time).
+	MaxExecutionTime Duration `yaml:"max_execution_time"`
+	// CacheTTL is how long the tenant's query results stay cached (a pipe's @ttl wins).
+	CacheTTL Duration `yaml:"cache_ttl"`
 	// QueueMaxBytes is the tenant's budget of unconsumed queue bytes (0: the boot default).
 	QueueMaxBytes int64 `yaml:"queue_max_bytes"`
+}
+
+// NoLimit is the value of a query limit that lifts the boot default.
+const NoLimit = -1
+
+// WithDefaults returns l with its query limits resolved against the boot defaults d: a zero
+// field takes d's value, and NoLimit (in l or in d) becomes zero, "no limit". The rate fields and
+// QueueMaxBytes are returned as they are.
+func (l Limits) WithDefaults(d Limits) Limits {
+	l.MaxConcurrentQueries = resolve(l.MaxConcurrentQueries, d.MaxConcurrentQueries)
+	l.MaxResultRows = resolve(l.MaxResultRows, d.MaxResultRows)
+	l.MaxResultBytes = resolve(l.MaxResultBytes, d.MaxResultBytes)
+	l.MaxExecutionTime = resolve(l.MaxExecutionTime, d.MaxExecutionTime)
+	l.CacheTTL = resolve(l.CacheTTL, d.CacheTTL)
+	return l
+}
+
+func resolve[T int | int64 | Duration](v, d T) T {
+	if v == 0 {
+		v = d
+	}
+	return max(v, 0)
+}
+
+// Duration is a settings duration: a Go duration ("30s", "1m30s") or a number of days ("7d").
+// In limits, -1 means no limit.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML reads a Go duration, a number of days or -1.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 30s, 5m or 7d", n.Line)
+	}
+	if n.Value == "-1" {
+		*d = NoLimit
+		return nil
+	}
+	v, err := parseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w: want a duration such as 30s, 5m or 7d, or -1 for no limit", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
 }
 
 // Dedupe configures a tenant's idempotency records.

@@ -59,7 +59,7 @@ func validateTenant(name, rel string, tf *tenantFile, at findingAt) (*Tenant, []
 			}
 		}
 	}
-	fs = append(fs, validateLimits(&tf.Limits, "limits", at, "limits")...)
+	fs = append(fs, validateLimits(&tf.Limits, true, "limits", at, "limits")...)
 	if tf.Dedupe.Retention != "" {
 		d, err := parseDuration(tf.Dedupe.Retention)
 		switch {
@@ -126,7 +126,7 @@ func validateKey(i int, kf keyFile, at findingAt) (Key, []Finding) {
 		k.Expires = e
 	}
 	if kf.Limits != nil {
-		fs = append(fs, validateLimits(kf.Limits, p+".limits", at, "keys", i, "limits")...)
+		fs = append(fs, validateLimits(kf.Limits, false, p+".limits", at, "keys", i, "limits")...)
 	}
 	return k, fs
 }
@@ -138,7 +138,9 @@ func parseExpiry(s string) (time.Time, error) {
 	return time.Parse(time.DateOnly, s)
 }
 
-func validateLimits(l *Limits, key string, at findingAt, p ...any) []Finding {
+// validateLimits checks the limits of a tenant (tenant true) or of a key, which may only tighten
+// the rates.
+func validateLimits(l *Limits, tenant bool, key string, at findingAt, p ...any) []Finding {
 	var fs []Finding
 	check := func(ok bool, field, msg string) {
 		if !ok {
@@ -154,7 +156,24 @@ func validateLimits(l *Limits, key string, at findingAt, p ...any) []Finding {
 	check(l.Burst == 0 || l.RequestsPerSecond > 0, "burst", "set requests_per_second too: a burst needs a rate")
 	check(l.RowsBurst >= 0, "rows_burst", "must be ≥ 0 (0: one second's worth)")
 	check(l.RowsBurst == 0 || l.RowsPerSecond > 0, "rows_burst", "set rows_per_second too: a burst needs a rate")
-	check(l.MaxConcurrentQueries >= 0, "max_concurrent_queries", "must be ≥ 0 (0: no limit)")
 	check(l.QueueMaxBytes >= 0, "queue_max_bytes", "must be ≥ 0 (0: the boot default)")
+	if !tenant {
+		for _, q := range []struct {
+			field string
+			set   bool
+		}{
+			{"max_concurrent_queries", l.MaxConcurrentQueries != 0}, {"max_result_rows", l.MaxResultRows != 0},
+			{"max_result_bytes", l.MaxResultBytes != 0}, {"max_execution_time", l.MaxExecutionTime != 0}, {"cache_ttl", l.CacheTTL != 0},
+		} {
+			check(!q.set, q.field, "query limits are per tenant: set it in the tenant's limits, not a key's")
+		}
+		return fs
+	}
+	const q = "must be > 0, or -1 for no limit (0 or absent: the boot default limits.%s)"
+	check(l.MaxConcurrentQueries >= NoLimit, "max_concurrent_queries", fmt.Sprintf(q, "max_concurrent_queries"))
+	check(l.MaxResultRows >= NoLimit, "max_result_rows", fmt.Sprintf(q, "max_result_rows"))
+	check(l.MaxResultBytes >= NoLimit, "max_result_bytes", fmt.Sprintf(q, "max_result_bytes"))
+	check(l.MaxExecutionTime >= NoLimit, "max_execution_time", fmt.Sprintf(q, "max_execution_time"))
+	check(l.CacheTTL >= 0, "cache_ttl", "must be > 0 (0 or absent: the boot default limits.cache_ttl)")
 	return fs
 }

@@ -17,47 +17,56 @@ const (
 	PolicyDisconnect = "disconnect"
 )
 
-// Config configures the live stream (the stream block of config.yaml).
+// Defaults of Config; the boot config's defaults for the stream block are these constants.
+const (
+	DefaultHeartbeat      = 15 * time.Second
+	DefaultRetry          = 2 * time.Second
+	DefaultBuffer         = 1024
+	DefaultMaxSubscribers = 1000
+	DefaultWriteTimeout   = 30 * time.Second
+)
+
+// Config configures the live stream; internal/app fills it from the boot config's stream block.
 type Config struct {
 	// Heartbeat is the period of the SSE comment that keeps proxies from
 	// closing an idle stream. Default 15s.
-	Heartbeat time.Duration `yaml:"heartbeat"`
+	Heartbeat time.Duration
 	// Retry is the reconnection delay suggested to clients with the SSE
 	// `retry:` field. Default 2s.
-	Retry time.Duration `yaml:"retry"`
+	Retry time.Duration
 	// Buffer is the number of events one live subscriber may have queued
 	// before the slow-subscriber policy applies. Default 1024.
-	Buffer int `yaml:"buffer"`
+	Buffer int
 	// SlowPolicy is "gap" (default) or "disconnect".
-	SlowPolicy string `yaml:"slow_policy"`
+	SlowPolicy string
 	// MaxSubscribers bounds the concurrent streams of one tenant in this
 	// process; beyond it a request is answered 429. Default 1000; -1
 	// unlimited.
-	MaxSubscribers int `yaml:"max_subscribers"`
+	MaxSubscribers int
 	// WriteTimeout bounds one write to a client; a client that does not
 	// read for that long is disconnected. Default 30s.
-	WriteTimeout time.Duration `yaml:"write_timeout"`
+	WriteTimeout time.Duration
 }
 
 // withDefaults returns c with zero values replaced by defaults.
 func (c Config) withDefaults() Config {
 	if c.Heartbeat == 0 {
-		c.Heartbeat = 15 * time.Second
+		c.Heartbeat = DefaultHeartbeat
 	}
 	if c.Retry == 0 {
-		c.Retry = 2 * time.Second
+		c.Retry = DefaultRetry
 	}
 	if c.Buffer == 0 {
-		c.Buffer = 1024
+		c.Buffer = DefaultBuffer
 	}
 	if c.SlowPolicy == "" {
 		c.SlowPolicy = PolicyGap
 	}
 	if c.MaxSubscribers == 0 {
-		c.MaxSubscribers = 1000
+		c.MaxSubscribers = DefaultMaxSubscribers
 	}
 	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 30 * time.Second
+		c.WriteTimeout = DefaultWriteTimeout
 	}
 	return c
 }

@@ -5,8 +5,9 @@
 // # Semantics
 //
 // Every queue record (the rows of one accepted ingest request) is one
-// `event: rows` whose id is the record's mq.Position ("seq-index"), which
-// totally orders a table's records, and whose data is a JSON array of row
+// `event: rows` whose id is "<epoch>-<seq>-<index>": the epoch of the
+// queue history (mq.Event.Epoch) and the record's mq.Position, which
+// totally orders a table's records within the epoch, and whose data is a JSON array of row
 // objects keyed by column with the canonical values as a query returns
 // them. ?columns=a,b projects, ?where.col=value keeps rows whose value
 // equals (a string compares its unquoted text); an event left with no row
@@ -20,8 +21,10 @@
 // waiting for any of them: a subscriber whose bounded buffer is full gets
 // an `event: gap` with the missed ids once it has room again, or is
 // disconnected (slow_policy). A private reader instead waits for its own
-// subscriber, slowing nobody else. An id older than the retained history
-// yields an `event: reset` naming the first retained id.
+// subscriber, slowing nobody else. An id of another epoch (or without one),
+// past the head, or older than the retained history yields one
+// `event: reset` first, naming the reason and the id delivery continues
+// after; an id inside the window resumes exactly after it.
 //
 // # Errors
 //

@@ -3,7 +3,6 @@ package stream
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 // event is one record read from the queue, decoded once and shared by every
 // subscriber of the table; each subscriber renders it through its own view.
 type event struct {
+	// epoch names the queue history pos indexes (see id.go).
+	epoch    string
 	pos      mq.Position
 	accepted time.Time
 	segs     []segment
@@ -40,9 +41,10 @@ type segment struct {
 	rows [][]json.RawMessage
 }
 
-// newEvent decodes rec's payload. The returned event does not alias rec.
-func newEvent(rec *mq.Record) *event {
-	ev := &event{pos: rec.Position, accepted: rec.AcceptedAt}
+// newEvent decodes rec's payload (a record of history epoch). The returned
+// event does not alias rec.
+func newEvent(epoch string, rec *mq.Record) *event {
+	ev := &event{epoch: epoch, pos: rec.Position, accepted: rec.AcceptedAt}
 	segs, err := payload.Decode(bytes.Clone(rec.Payload))
 	if err != nil {
 		ev.malformed = true
@@ -73,9 +75,9 @@ func newEvent(rec *mq.Record) *event {
 }
 
 // newGapEvent is the event of a skipped, undecodable queue message.
-func newGapEvent(g *mq.Gap) *event {
+func newGapEvent(epoch string, g *mq.Gap) *event {
 	gg := *g
-	return &event{pos: mq.Position{Seq: g.Position.Seq, Index: ^uint32(0)}, skipped: &gg}
+	return &event{epoch: epoch, pos: mq.Position{Seq: g.Position.Seq, Index: ^uint32(0)}, skipped: &gg}
 }
 
 // view is one subscriber's projection and filter.
@@ -116,9 +118,9 @@ func (ev *event) render(v view) ([]byte, int) {
 // subscriber's Last-Event-ID past the message.
 func (ev *event) renderSkipped() []byte {
 	data, _ := json.Marshal(map[string]string{
-		"reason": ev.skipped.Reason, "from": ev.skipped.Position.String(), "to": ev.pos.String(),
+		"reason": ev.skipped.Reason, "from": formatID(ev.epoch, ev.skipped.Position), "to": formatID(ev.epoch, ev.pos),
 	})
-	out := append([]byte("id: "), ev.pos.String()...)
+	out := appendID([]byte("id: "), ev.epoch, ev.pos)
 	out = append(out, "\nevent: gap\ndata: "...)
 	out = append(out, data...)
 	return append(out, "\n\n"...)
@@ -127,7 +129,7 @@ func (ev *event) renderSkipped() []byte {
 func (ev *event) renderView(v view) ([]byte, int) {
 	out := make([]byte, 0, 64+ev.rows*64)
 	out = append(out, "id: "...)
-	out = appendPosition(out, ev.pos)
+	out = appendID(out, ev.epoch, ev.pos)
 	out = append(out, "\nevent: rows\ndata: ["...)
 	n := 0
 	for si := range ev.segs {
@@ -214,10 +216,4 @@ func matches(row []json.RawMessage, whereIdx []int, where []cond) bool {
 		}
 	}
 	return true
-}
-
-func appendPosition(b []byte, p mq.Position) []byte {
-	b = strconv.AppendUint(b, p.Seq, 10)
-	b = append(b, '-')
-	return strconv.AppendUint(b, uint64(p.Index), 10)
 }

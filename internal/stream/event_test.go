@@ -18,15 +18,15 @@ func TestRenderSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := newEvent(&mq.Record{Payload: p, Position: mq.Position{Seq: 7, Index: 2}})
+	ev := newEvent("e", &mq.Record{Payload: p, Position: mq.Position{Seq: 7, Index: 2}})
 	cases := []struct {
 		v    view
 		want string
 	}{
-		{view{}, "id: 7-2\nevent: rows\ndata: [{\"a\":1,\"b\":\"x\"},{\"a\":2,\"b\":\"y\"},{\"a\":3}]\n\n"},
-		{view{columns: []string{"b"}}, "id: 7-2\nevent: rows\ndata: [{\"b\":\"x\"},{\"b\":\"y\"},{}]\n\n"},
-		{view{where: []cond{{"b", "y"}}}, "id: 7-2\nevent: rows\ndata: [{\"a\":2,\"b\":\"y\"}]\n\n"},
-		{view{where: []cond{{"a", "3"}}}, "id: 7-2\nevent: rows\ndata: [{\"a\":3}]\n\n"},
+		{view{}, "id: e-7-2\nevent: rows\ndata: [{\"a\":1,\"b\":\"x\"},{\"a\":2,\"b\":\"y\"},{\"a\":3}]\n\n"},
+		{view{columns: []string{"b"}}, "id: e-7-2\nevent: rows\ndata: [{\"b\":\"x\"},{\"b\":\"y\"},{}]\n\n"},
+		{view{where: []cond{{"b", "y"}}}, "id: e-7-2\nevent: rows\ndata: [{\"a\":2,\"b\":\"y\"}]\n\n"},
+		{view{where: []cond{{"a", "3"}}}, "id: e-7-2\nevent: rows\ndata: [{\"a\":3}]\n\n"},
 		{view{where: []cond{{"a", "4"}}}, ""},
 	}
 	for _, c := range cases {
@@ -39,7 +39,7 @@ func TestRenderSegments(t *testing.T) {
 
 // TestRenderMalformed: a payload that cannot be decoded renders no event.
 func TestRenderMalformed(t *testing.T) {
-	ev := newEvent(&mq.Record{Payload: []byte("not a payload\n")})
+	ev := newEvent("e", &mq.Record{Payload: []byte("not a payload\n")})
 	if got, n := ev.render(view{}); got != nil || n != 0 {
 		t.Fatalf("malformed payload rendered %q", got)
 	}

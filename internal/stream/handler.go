@@ -15,10 +15,13 @@ import (
 
 // request is a parsed stream request.
 type request struct {
-	key    mq.TableKey
-	view   view
-	after  mq.Position
-	resume bool // after is set: read privately from history, then live
+	key  mq.TableKey
+	view view
+	from mq.Cursor
+	// since is the id the client sent; resume is set when it sent one:
+	// read privately from history, then live.
+	since  string
+	resume bool
 }
 
 // parseRequest reads the table, projection, filter and start position.
@@ -53,12 +56,12 @@ func parseRequest(r *http.Request, tenant string) (request, *httpx.Error) {
 	switch since {
 	case "", "now":
 	default:
-		p, err := mq.ParsePosition(since)
+		from, err := parseID(since)
 		if err != nil {
 			return req, &httpx.Error{Status: http.StatusBadRequest, Code: "stream.invalid_id",
-				Message: "Last-Event-ID or since must be an event id (\"seq-index\"), \"0\" for all retained history, or \"now\""}
+				Message: "Last-Event-ID or since must be an event id (\"epoch-seq-index\"), \"0\" for all retained history, or \"now\""}
 		}
-		req.after, req.resume = p, true
+		req.from, req.since, req.resume = from, since, true
 	}
 	return req, nil
 }
@@ -101,7 +104,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant strin
 	now := s.deps.Now()
 	sub := newSubscriber(tenant, s.cfg.Buffer, s.cfg.SlowPolicy, now.UnixNano())
 	if req.resume {
-		done := s.resume(ctx, req.key, req.after, sub)
+		done := s.resume(ctx, req.key, req.from, req.since, sub)
 		if done == nil {
 			return
 		}
@@ -194,8 +197,9 @@ type sseWriter struct {
 	// skipped is the id of the latest event that rendered no row (filtered
 	// out); it is sent as an id-only line before the next heartbeat so a
 	// reconnecting client does not replay it again.
-	skipped    mq.Position
-	hasSkipped bool
+	skipped      mq.Position
+	skippedEpoch string
+	hasSkipped   bool
 }
 
 func (o *sseWriter) item(it item, v view, sub *subscriber) {
@@ -209,7 +213,7 @@ func (o *sseWriter) item(it item, v view, sub *subscriber) {
 	case it.ev != nil:
 		frame, rows := it.ev.render(v)
 		if frame == nil {
-			o.skipped, o.hasSkipped = it.ev.pos, true
+			o.skipped, o.skippedEpoch, o.hasSkipped = it.ev.pos, it.ev.epoch, true
 			return
 		}
 		o.hasSkipped = false
@@ -224,23 +228,20 @@ func (o *sseWriter) item(it item, v view, sub *subscriber) {
 	case it.reset != nil:
 		o.hasSkipped = false
 		r := it.reset
-		// The id moves past the lost history, so a reconnect does not
-		// report the same loss again.
-		var id mq.Position
-		if r.First.Seq > 0 {
-			id = mq.Position{Seq: r.First.Seq - 1, Index: ^uint32(0)}
-		}
-		data, _ := json.Marshal(map[string]string{"requested": r.Requested.String(), "first": r.First.String()})
+		// The id is where delivery continues, so a reconnect does not
+		// report the same reset again.
+		after := formatID(r.epoch, r.After)
+		data, _ := json.Marshal(map[string]string{"reason": r.Reason, "requested": r.requested, "after": after, "first": formatID(r.epoch, r.First)})
 		o.buf = append(o.buf, "id: "...)
-		o.buf = appendPosition(o.buf, id)
+		o.buf = append(o.buf, after...)
 		o.buf = append(o.buf, "\nevent: reset\ndata: "...)
 		o.buf = append(append(o.buf, data...), "\n\n"...)
 		m.events.WithLabelValues("reset").Inc()
 	case it.gap != nil:
 		g := it.gap
-		d := map[string]any{"reason": "slow", "from": g.from.String(), "to": g.to.String(), "events": g.events}
+		d := map[string]any{"reason": "slow", "from": formatID(g.epoch, g.from), "to": formatID(g.epoch, g.to), "events": g.events}
 		if g.hasAfter {
-			d["after"] = g.after.String()
+			d["after"] = formatID(g.epoch, g.after)
 		}
 		data, _ := json.Marshal(d)
 		o.buf = append(o.buf, "event: gap\ndata: "...)
@@ -254,7 +255,7 @@ func (o *sseWriter) item(it item, v view, sub *subscriber) {
 func (o *sseWriter) skippedID() {
 	if o.hasSkipped {
 		o.buf = append(o.buf, "id: "...)
-		o.buf = appendPosition(o.buf, o.skipped)
+		o.buf = appendID(o.buf, o.skippedEpoch, o.skipped)
 		o.buf = append(o.buf, "\n\n"...)
 		o.hasSkipped = false
 	}

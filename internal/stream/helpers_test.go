@@ -233,7 +233,7 @@ func (c *sseConn) comment(t testing.TB, s string) {
 // the shared live reader is known to be running; it returns the probes'
 // last position. Live (since=now) streams only see records published after
 // the reader started.
-func warm(t testing.TB, q mq.Publisher, table string, conns ...*sseConn) mq.Position {
+func warm(t testing.TB, q testQueue, table string, conns ...*sseConn) mq.Position {
 	t.Helper()
 	var last mq.Position
 	got := make([]bool, len(conns))
@@ -268,7 +268,7 @@ func warm(t testing.TB, q mq.Publisher, table string, conns ...*sseConn) mq.Posi
 	}
 	// Drain the probes up to last, so the caller starts from a clean point.
 	for i, c := range conns {
-		for seen[i] != last.String() {
+		for seen[i] != eid(t, q, table, last) {
 			seen[i] = c.nextRows(t).ID
 		}
 	}
@@ -316,4 +316,36 @@ func gatherCounter(t testing.TB, reg *prometheus.Registry, name, label, value st
 		}
 	}
 	return sum
+}
+
+// testQueue is what the helpers publish to and read epochs from.
+type testQueue interface {
+	mq.Publisher
+	epocher
+}
+
+// epocher is a queue that tells a table's current epoch (both JetStream backends).
+type epocher interface {
+	Epoch(ctx context.Context, tenant, table string) (string, error)
+}
+
+// eid returns the event id of position p of table in q's current epoch.
+func eid(t testing.TB, q epocher, table string, p mq.Position) string {
+	t.Helper()
+	e, err := q.Epoch(context.Background(), tenant, table)
+	if err != nil {
+		t.Fatalf("epoch: %v", err)
+	}
+	return e + "-" + p.String()
+}
+
+// posOf returns the queue position of event id "<epoch>-<seq>-<index>".
+func posOf(t testing.TB, id string) mq.Position {
+	t.Helper()
+	_, rest, _ := strings.Cut(id, "-")
+	p, err := mq.ParsePosition(rest)
+	if err != nil {
+		t.Fatalf("event id %q: %v", id, err)
+	}
+	return p
 }

@@ -70,13 +70,13 @@ func (s *Service) leave(key mq.TableKey, sub *subscriber) {
 func (s *Service) runHub(ctx context.Context, h *hub) {
 	defer s.wg.Done()
 	defer s.metrics.readers.Dec()
-	err := s.deps.Queue.Replay(ctx, h.key.Tenant, h.key.Table, mq.Latest, func(e mq.Event) error {
+	err := s.deps.Queue.Replay(ctx, h.key.Tenant, h.key.Table, mq.Cursor{After: mq.Latest}, func(e mq.Event) error {
 		var ev *event
 		switch {
 		case e.Record != nil:
-			ev = newEvent(e.Record)
+			ev = newEvent(e.Epoch, e.Record)
 		case e.Gap != nil:
-			ev = newGapEvent(e.Gap)
+			ev = newGapEvent(e.Epoch, e.Gap)
 		default:
 			return nil
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -38,11 +37,11 @@ func TestTwoProcessesOverExternalNATS(t *testing.T) {
 
 	var want []string
 	for i := range 30 {
-		q := mq.Publisher(q1)
+		q := testQueue(q1)
 		if i%2 == 1 {
 			q = q2
 		}
-		want = append(want, publish(t, q, "events", []any{i, "n"}).String())
+		want = append(want, eid(t, q, "events", publish(t, q, "events", []any{i, "n"})))
 	}
 	for name, c := range map[string]*sseConn{"process 1": c1, "process 2": c2} {
 		var got []string

@@ -79,8 +79,7 @@ func TestResumeProperty(t *testing.T) {
 		}
 		multi := false
 		for _, g := range want {
-			p, _ := mq.ParsePosition(g.id)
-			multi = multi || p.Index > 0
+			multi = multi || posOf(t, g.id).Index > 0
 		}
 		if trial == 0 && !multi {
 			t.Log("no frame carried several records in this run")
@@ -106,11 +105,12 @@ func TestResumeAcrossQueueRestart(t *testing.T) {
 	var last string
 	for i := range 5 {
 		ev := c.nextRows(t)
-		if ev.ID != all[i].String() {
+		if ev.ID != eid(t, q1, "events", all[i]) {
 			t.Fatalf("event %d id %s, want %s", i, ev.ID, all[i])
 		}
 		last = ev.ID
 	}
+	first := eid(t, q1, "events", all[0])
 	if err := s1.svc.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,16 @@ func TestResumeAcrossQueueRestart(t *testing.T) {
 
 	q2 := openQueue(t, dir)
 	s2 := newServer(t, q2, stream.Config{})
+	if got := eid(t, q2, "events", all[0]); got != first {
+		t.Fatalf("the epoch changed across a restart on the same directory: %s, was %s", got, first)
+	}
 	c2 := dial(t, streamURL(s2, "events", ""), map[string]string{"Last-Event-ID": last})
 	for i := 10; i < 15; i++ {
 		all = append(all, publish(t, q2, "events", []any{i, "b"}))
 	}
 	for i := 5; i < 15; i++ {
 		ev := c2.nextRows(t)
-		if ev.ID != all[i].String() {
+		if ev.ID != eid(t, q2, "events", all[i]) {
 			t.Fatalf("after restart: event id %s, want %s", ev.ID, all[i])
 		}
 	}
@@ -177,24 +180,27 @@ func TestExpiredIDReset(t *testing.T) {
 	}
 	fresh := publish(t, q, "events", []any{5, "new"})
 
-	c := dial(t, streamURL(s, "events", "since="+old[1].String()), nil)
+	requested := eid(t, q, "events", old[1])
+	c := dial(t, streamURL(s, "events", "since="+requested), nil)
 	ev := c.next(t)
 	if ev.Type != "reset" {
 		t.Fatalf("first event %q %s, want reset", ev.Type, ev.Data)
 	}
-	if want := fmt.Sprintf(`{"first":"%d-0","requested":"%s"}`, fresh.Seq, old[1]); ev.Data != want {
-		t.Fatalf("reset data %s, want %s", ev.Data, want)
+	after := eid(t, q, "events", mq.Position{Seq: fresh.Seq - 1, Index: ^uint32(0)})
+	if want := fmt.Sprintf(`{"after":"%s","first":"%s","reason":"trimmed","requested":"%s"}`,
+		after, eid(t, q, "events", mq.Position{Seq: fresh.Seq}), requested); ev.Data != want || ev.ID != after {
+		t.Fatalf("reset id %s data %s, want id %s data %s", ev.ID, ev.Data, after, want)
 	}
-	if ev := c.nextRows(t); ev.ID != fresh.String() {
+	if ev := c.nextRows(t); ev.ID != eid(t, q, "events", fresh) {
 		t.Fatalf("after reset: id %s, want %s", ev.ID, fresh)
 	}
 	live := publish(t, q, "events", []any{6, "live"})
-	if ev := c.nextRows(t); ev.ID != live.String() {
+	if ev := c.nextRows(t); ev.ID != eid(t, q, "events", live) {
 		t.Fatalf("live after reset: id %s, want %s", ev.ID, live)
 	}
 
 	again := dial(t, streamURL(s, "events", ""), map[string]string{"Last-Event-ID": ev.ID})
-	if ev := again.next(t); ev.Type != "rows" || ev.ID != fresh.String() {
+	if ev := again.next(t); ev.Type != "rows" || ev.ID != eid(t, q, "events", fresh) {
 		t.Fatalf("reconnect with the reset id: got %q %s, want rows %s", ev.Type, ev.ID, fresh)
 	}
 }

@@ -125,10 +125,11 @@ func (s *Service) Subscribers(tenant string) int {
 	return s.tenants[tenant]
 }
 
-// resume starts sub's private ordered reader strictly after pos; it feeds
-// sub until ctx ends, then ends sub with the reader's error. The caller
-// waits for the returned channel to close. It returns nil after Close.
-func (s *Service) resume(ctx context.Context, key mq.TableKey, after mq.Position, sub *subscriber) <-chan struct{} {
+// resume starts sub's private ordered reader strictly after from (the
+// client's id is requested); it feeds sub until ctx ends, then ends sub
+// with the reader's error. The caller waits for the returned channel to
+// close. It returns nil after Close.
+func (s *Service) resume(ctx context.Context, key mq.TableKey, from mq.Cursor, requested string, sub *subscriber) <-chan struct{} {
 	done := make(chan struct{})
 	s.mu.Lock()
 	if s.closed.Load() {
@@ -142,18 +143,17 @@ func (s *Service) resume(ctx context.Context, key mq.TableKey, after mq.Position
 		defer s.wg.Done()
 		defer close(done)
 		defer s.metrics.readers.Dec()
-		err := s.deps.Queue.Replay(ctx, key.Tenant, key.Table, after, func(e mq.Event) error {
+		err := s.deps.Queue.Replay(ctx, key.Tenant, key.Table, from, func(e mq.Event) error {
 			if e.Reset != nil {
-				r := *e.Reset
-				return sub.put(ctx, item{reset: &r})
+				return sub.put(ctx, item{reset: &reset{Reset: *e.Reset, epoch: e.Epoch, requested: requested}})
 			}
 			if e.Gap != nil {
-				return sub.put(ctx, item{ev: newGapEvent(e.Gap)})
+				return sub.put(ctx, item{ev: newGapEvent(e.Epoch, e.Gap)})
 			}
 			if e.Record == nil {
 				return nil
 			}
-			return sub.put(ctx, item{ev: newEvent(e.Record)})
+			return sub.put(ctx, item{ev: newEvent(e.Epoch, e.Record)})
 		})
 		if ctx.Err() == nil && !errors.Is(err, errEnded) {
 			s.deps.Log.Warn("stream: resuming queue reader ended", "tenant", key.Tenant, "table", key.Table, "error", err)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
 )
@@ -99,7 +98,7 @@ func slowSetup(t *testing.T, cfg stream.Config) (*server, *embeddedmq.Queue, *ss
 	slow := newGatedWriter()
 	_, done := serveDirect(t, s.svc, "events", slow)
 	last := warm(t, q, "events", fast)
-	waitFor(t, "the slow subscriber to see the probes", func() bool { return strings.Contains(slow.String(), "id: "+last.String()+"\n") })
+	waitFor(t, "the slow subscriber to see the probes", func() bool { return strings.Contains(slow.String(), "id: "+eid(t, q, "events", last)+"\n") })
 	slow.close()
 	t.Cleanup(slow.open) // runs before serveDirect's stop, which waits for the handler
 	return s, q, fast, slow, done
@@ -114,7 +113,7 @@ func TestSlowSubscriberGap(t *testing.T) {
 	// one: it keeps up, the slow one has stopped reading.
 	var ids []string
 	for i := range 50 {
-		id := publish(t, q, "events", []any{i, "x"}).String()
+		id := eid(t, q, "events", publish(t, q, "events", []any{i, "x"}))
 		ids = append(ids, id)
 		if ev := fast.nextRows(t); ev.ID != id {
 			t.Fatalf("fast subscriber: id %s, want %s", ev.ID, id)
@@ -144,10 +143,9 @@ func TestSlowSubscriberGap(t *testing.T) {
 		t.Fatalf("no gap event in the slow stream:\n%s", out)
 	}
 	inGap := func(id string) bool {
-		p, _ := mq.ParsePosition(id)
+		p := posOf(t, id)
 		for _, g := range gaps {
-			from, _ := mq.ParsePosition(g.From)
-			to, _ := mq.ParsePosition(g.To)
+			from, to := posOf(t, g.From), posOf(t, g.To)
 			if !p.Less(from) && !to.Less(p) {
 				return true
 			}
@@ -171,7 +169,7 @@ func TestSlowSubscriberGap(t *testing.T) {
 func TestSlowSubscriberDisconnect(t *testing.T) {
 	s, q, fast, slow, done := slowSetup(t, stream.Config{Buffer: 4, SlowPolicy: stream.PolicyDisconnect})
 	for i := range 20 {
-		id := publish(t, q, "events", []any{i, "x"}).String()
+		id := eid(t, q, "events", publish(t, q, "events", []any{i, "x"}))
 		if ev := fast.nextRows(t); ev.ID != id {
 			t.Fatalf("fast subscriber: id %s, want %s", ev.ID, id)
 		}

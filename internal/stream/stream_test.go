@@ -21,7 +21,7 @@ func TestLiveDeliveryBeforeInsert(t *testing.T) {
 
 	pos := publish(t, q, "events", []any{1, "ann"}, []any{2, "bob"})
 	ev := c.nextRows(t)
-	if ev.ID != pos.String() {
+	if ev.ID != eid(t, q, "events", pos) {
 		t.Fatalf("id %q, want %q", ev.ID, pos)
 	}
 	if want := "[" + rowData(1, "ann") + "," + rowData(2, "bob") + "]"; ev.Data != want {
@@ -75,7 +75,7 @@ func TestProjectionAndFilter(t *testing.T) {
 	p3 := pub([]any{"2026-01-01 00:00:03", "ann", "18446744073709551615", true})
 
 	all := dial(t, streamURL(s, "ev", "since=0"), nil)
-	if ev := all.nextRows(t); ev.ID != p1.String() || ev.Data != `[{"ts":"2026-01-01 00:00:00","user":"ann","n":1,"ok":true},{"ts":"2026-01-01 00:00:01","user":"bob","n":2,"ok":false}]` {
+	if ev := all.nextRows(t); ev.ID != eid(t, q, "ev", p1) || ev.Data != `[{"ts":"2026-01-01 00:00:00","user":"ann","n":1,"ok":true},{"ts":"2026-01-01 00:00:01","user":"bob","n":2,"ok":false}]` {
 		t.Fatalf("plain event %q %s", ev.ID, ev.Data)
 	}
 
@@ -85,15 +85,15 @@ func TestProjectionAndFilter(t *testing.T) {
 	}
 
 	bob := dial(t, streamURL(s, "ev", "since=0&where.user=bob&columns=n"), nil)
-	if ev := bob.nextRows(t); ev.ID != p1.String() || ev.Data != `[{"n":2}]` {
+	if ev := bob.nextRows(t); ev.ID != eid(t, q, "ev", p1) || ev.Data != `[{"n":2}]` {
 		t.Fatalf("where.user=bob first %q %s", ev.ID, ev.Data)
 	}
-	if ev := bob.nextRows(t); ev.ID != p2.String() || ev.Data != `[{"n":3}]` {
+	if ev := bob.nextRows(t); ev.ID != eid(t, q, "ev", p2) || ev.Data != `[{"n":3}]` {
 		t.Fatalf("where.user=bob second %q %s", ev.ID, ev.Data)
 	}
 
 	num := dial(t, streamURL(s, "ev", "since=0&where.ok=true&where.n=18446744073709551615"), nil)
-	if ev := num.nextRows(t); ev.ID != p3.String() || !strings.Contains(ev.Data, `"n":"18446744073709551615"`) {
+	if ev := num.nextRows(t); ev.ID != eid(t, q, "ev", p3) || !strings.Contains(ev.Data, `"n":"18446744073709551615"`) {
 		t.Fatalf("where on bool and quoted UInt64: %q %s", ev.ID, ev.Data)
 	}
 
@@ -101,7 +101,7 @@ func TestProjectionAndFilter(t *testing.T) {
 	// alone (no event) before a heartbeat, so a reconnect skips them.
 	none := dial(t, streamURL(s, "ev", "since=0&where.user=nobody"), nil)
 	ev := none.next(t)
-	if ev.Type != "" || ev.ID != p3.String() {
+	if ev.Type != "" || ev.ID != eid(t, q, "ev", p3) {
 		t.Fatalf("got %+v, want an id-only block with id %s", ev, p3)
 	}
 }
@@ -166,7 +166,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	live := dial(t, streamURL(s, "events", ""), nil)
 	live.comment(t, "stream open")
 	resumed := dial(t, streamURL(s, "events", "since=0"), nil)
-	if ev := resumed.nextRows(t); ev.ID != pos.String() {
+	if ev := resumed.nextRows(t); ev.ID != eid(t, q, "events", pos) {
 		t.Fatalf("id %s, want %s", ev.ID, pos)
 	}
 	if err := s.svc.Close(t.Context()); err != nil {

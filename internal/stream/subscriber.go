@@ -10,12 +10,21 @@ import (
 // item is one entry of a subscriber's buffer: a record, a reset or a gap.
 type item struct {
 	ev    *event
-	reset *mq.Reset
+	reset *reset
 	gap   *gap
+}
+
+// reset is a mq.Reset of history epoch, for the id the client sent.
+type reset struct {
+	mq.Reset
+	epoch     string
+	requested string
 }
 
 // gap is a run of events a slow live subscriber missed.
 type gap struct {
+	// epoch is the history of every position below.
+	epoch string
 	// after is the last id queued before the gap (zero when none was).
 	after    mq.Position
 	hasAfter bool
@@ -78,7 +87,7 @@ func (s *subscriber) offer(ev *event) (gapStarted, disconnected bool) {
 			return false, true
 		}
 		if s.pendingGap == nil {
-			s.pendingGap = &gap{after: s.last, hasAfter: s.hasLast, from: ev.pos}
+			s.pendingGap = &gap{epoch: ev.epoch, after: s.last, hasAfter: s.hasLast, from: ev.pos}
 			gapStarted = true
 		}
 		s.pendingGap.to = ev.pos

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
 )
@@ -41,12 +42,12 @@ func TestUndecodableMessageGap(t *testing.T) {
 	bad := publishGarbage(t, q, "events")
 	after := publish(t, q, "events", []any{2, "after"})
 
-	gapID := fmt.Sprintf("%d-4294967295", bad)
-	gapData := fmt.Sprintf(`{"from":"%d-0","reason":"undecodable","to":"%s"}`, bad, gapID)
+	gapID := eid(t, q, "events", mq.Position{Seq: bad, Index: ^uint32(0)})
+	gapData := fmt.Sprintf(`{"from":"%s","reason":"undecodable","to":"%s"}`, eid(t, q, "events", mq.Position{Seq: bad}), gapID)
 	check := func(name string, c *sseConn, wantRows bool) {
 		t.Helper()
 		if wantRows {
-			if ev := c.nextRows(t); ev.ID != before.String() || ev.Data != "["+rowData(1, "before")+"]" {
+			if ev := c.nextRows(t); ev.ID != eid(t, q, "events", before) || ev.Data != "["+rowData(1, "before")+"]" {
 				t.Fatalf("%s: first event %+v, want the row before the garbage at %s", name, ev, before)
 			}
 		}
@@ -58,22 +59,22 @@ func TestUndecodableMessageGap(t *testing.T) {
 			t.Fatalf("%s: event %+v, want gap id %s data %s", name, ev, gapID, gapData)
 		}
 		if wantRows {
-			if ev := c.nextRows(t); ev.ID != after.String() {
+			if ev := c.nextRows(t); ev.ID != eid(t, q, "events", after) {
 				t.Fatalf("%s: event after the gap %+v, want rows at %s", name, ev, after)
 			}
 		}
 	}
 	check("live", live, true)
 	check("live filtered", filtered, false)
-	check("resumed", dial(t, streamURL(s, "events", "since="+probe.String()), nil), true)
+	check("resumed", dial(t, streamURL(s, "events", "since="+eid(t, q, "events", probe)), nil), true)
 
 	// The stream keeps serving: a later row arrives on the live stream.
 	later := publish(t, q, "events", []any{3, "later"})
-	if ev := live.nextRows(t); ev.ID != later.String() {
+	if ev := live.nextRows(t); ev.ID != eid(t, q, "events", later) {
 		t.Fatalf("live after the gap: %+v, want rows at %s", ev, later)
 	}
 	again := dial(t, streamURL(s, "events", ""), map[string]string{"Last-Event-ID": gapID})
-	if ev := again.next(t); ev.Type != "rows" || ev.ID != after.String() {
+	if ev := again.next(t); ev.Type != "rows" || ev.ID != eid(t, q, "events", after) {
 		t.Fatalf("resumed from the gap id: %q %s, want rows at %s", ev.Type, ev.ID, after)
 	}
 	if n := gatherCounter(t, s.reg, "wavehouse_stream_events_sent_total", "event", "gap"); n < 3 {

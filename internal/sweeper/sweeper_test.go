@@ -12,6 +12,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/coord/localcoord"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 func openQueue(t *testing.T) *embeddedmq.Queue {
@@ -103,13 +104,9 @@ func TestRunHoldsTheLeaseAndReportsIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for value(t, s.m.holding) != 1 || value(t, s.m.runs.WithLabelValues("ok").(prometheus.Metric)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("sweeper did not take the lease and sweep")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "the sweeper holding the lease and sweeping twice", func() bool {
+		return value(t, s.m.holding) == 1 && value(t, s.m.runs.WithLabelValues("ok").(prometheus.Metric)) >= 2
+	})
 	if tok := value(t, s.m.token); tok < 1 {
 		t.Fatalf("token gauge %v", tok)
 	}

@@ -126,7 +126,12 @@ func TestEventSourceResumesWithoutGap(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		published = append(published, res.Position.String())
+		epoch, err := q.Epoch(context.Background(), "default", "events")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		published = append(published, epoch+"-"+res.Position.String())
 	}
 	const before, after, cut = 15, 15, 5
 	for i := range before {

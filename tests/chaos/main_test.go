@@ -17,8 +17,6 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
@@ -29,27 +27,11 @@ var binaryPath string
 var results = &report{}
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	code := m.Run()
-	if err := results.write(os.Stdout, os.Getenv("WH_CHAOS_REPORT")); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos: writing the report:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "chaos: leaked goroutines:", err)
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "chaos", LeakCheck: true, After: func(code int) int {
+		if err := results.write(os.Stdout, os.Getenv("WH_CHAOS_REPORT")); err != nil {
+			fmt.Fprintln(os.Stderr, "chaos: writing the report:", err)
 			return 1
 		}
-	}
-	return code
+		return code
+	}}, &binaryPath))
 }

@@ -116,24 +116,16 @@ func (m metrics) drained() bool {
 // is a finding to report with what is counted, not a reason to stop before counting.
 func waitDrained(t *testing.T, ops string) (metrics, bool) {
 	t.Helper()
-	deadline := time.Now().Add(drainTimeout)
 	var last metrics
-	for {
-		if m, err := scrape(t.Context(), ops); err == nil { // else the process is still starting
-			last = m
-			if m.drained() {
-				return m, true
-			}
+	ok := poll.Within(t, drainTimeout, func() bool {
+		m, err := scrape(t.Context(), ops)
+		if err != nil { // the process is still starting
+			return false
 		}
-		if time.Now().After(deadline) {
-			return last, false
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(poll.Interval):
-		}
-	}
+		last = m
+		return m.drained()
+	})
+	return last, ok
 }
 
 // inDoubt accumulates wavehouse_ingest_in_doubt_batches_total of one ingest process across its

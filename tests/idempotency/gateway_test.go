@@ -1,7 +1,6 @@
 package idempotency
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -65,7 +64,7 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 	cfg := gatewayConfig{backends: b}
 	if cfg.Store == "clickhouse" {
 		cfg.CH = testsvc.ClickHouseServer(t)
-		cfg.CHDatabase = createDatabase(t, cfg.CH)
+		cfg.CHDatabase = cfg.CH.CreateDatabase(t, "idem")
 	} else {
 		cfg.CHDBLib = testsvc.CHDBLib(t)
 	}
@@ -150,19 +149,4 @@ func (g *gateway) configYAML() (string, error) {
 		b.WriteString("dedupe:\n  backend: local\n")
 	}
 	return b.String(), nil
-}
-
-// createDatabase creates a unique database on a ClickHouse server and drops it in t.Cleanup.
-func createDatabase(t testing.TB, ch *testsvc.ClickHouse) string {
-	t.Helper()
-	db := testsvc.UniqueName(t, "idem")
-	if _, err := ch.Query(t.Context(), "CREATE DATABASE "+db); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+db)
-	})
-	return db
 }

@@ -5,28 +5,16 @@
 package idempotency
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
-// binaryPath is the wavehouse binary built once by TestMain for every test of the package
-// (WH_TEST_WAVEHOUSE_BIN names a prebuilt one instead).
+// binaryPath is the wavehouse binary built once by TestMain for every test of the package, with
+// the fault flag the SIGKILL test kills the gateway through (gatewaybin.BuildWithFaults).
 var binaryPath string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "idempotency:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	return m.Run()
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "idempotency", Faults: true}, &binaryPath))
 }

@@ -48,7 +48,7 @@ func readQueue(t testing.TB, g *gateway, table string) enqueued {
 	}
 	out := enqueued{Rows: map[string]int{}, Keys: map[string]int{}}
 	frames := map[uint64]bool{}
-	err = q.Replay(ctx, "default", table, mq.Position{}, func(e mq.Event) error {
+	err = q.Replay(ctx, "default", table, mq.Cursor{}, func(e mq.Event) error {
 		if e.Reset != nil {
 			return fmt.Errorf("history was trimmed: %+v", *e.Reset)
 		}

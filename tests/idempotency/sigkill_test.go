@@ -83,8 +83,9 @@ const dedupDDL = eventsDDL + " SETTINGS non_replicated_deduplication_window = 10
 const crashBatch = 8
 
 // killMode is how cycle c kills the gateway: an external SIGKILL at a random point of the
-// stream, or the writer's test hook (writer.CrashEnv) killing the process right after an insert
-// (before the batch plan is marked) or right after the mark (before the acks).
+// stream, or the fault build's --fault-kill-after (at writer.FaultInserted or FaultMarked)
+// killing the process right after an insert (before the batch plan is marked) or right after
+// the mark (before the acks).
 func killMode(c int) string {
 	return []string{"external", "inserted", "marked"}[c%3]
 }
@@ -135,9 +136,9 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		}
 		cancel()
 		wg.Wait()
-		g.proc.SetEnv()
+		g.proc.SetArgs()
 		if cycle+1 < cycles && killMode(cycle+1) != "external" {
-			g.proc.SetEnv(fmt.Sprintf("WH_TEST_CRASH_AFTER_INSERT=%s:%d", killMode(cycle+1), crashBatch))
+			g.proc.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", killMode(cycle+1), crashBatch))
 		}
 		g.proc.Start(t)
 

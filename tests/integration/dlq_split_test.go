@@ -21,7 +21,7 @@ func TestPoisonRowDeadLetteredSplit(t *testing.T) {
 	ch := testsvc.ClickHouseServer(t)
 	base := gatewayConfig{
 		Store: storeClickHouse, MQ: mqNATS,
-		CHAddr: ch.NativeAddr, CHHTTPAddr: ch.HTTPAddr, CHDatabase: createDatabase(t, ch),
+		CHAddr: ch.NativeAddr, CHHTTPAddr: ch.HTTPAddr, CHDatabase: ch.CreateDatabase(t, "whit"),
 		NATSURL: testsvc.NATSServer(t).URL, MQPrefix: testsvc.UniqueName(t, "wh"),
 		RedisAddr: testsvc.RedisServer(t).Addr, RedisPrefix: testsvc.UniqueName(t, "wh") + ":",
 		NoIdempotency: true,

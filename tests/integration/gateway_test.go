@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -162,7 +161,7 @@ func backendGateway(t *testing.T, storeBackend, mqBackend string, tweak func(*ga
 	case storeClickHouse:
 		ch := testsvc.ClickHouseServer(t)
 		cfg.CHAddr, cfg.CHHTTPAddr = ch.NativeAddr, ch.HTTPAddr
-		cfg.CHDatabase = createDatabase(t, ch)
+		cfg.CHDatabase = ch.CreateDatabase(t, "whit")
 	}
 	if mqBackend == mqNATS {
 		cfg.NATSURL = testsvc.NATSServer(t).URL
@@ -172,19 +171,4 @@ func backendGateway(t *testing.T, storeBackend, mqBackend string, tweak func(*ga
 		tweak(&cfg)
 	}
 	return startGateway(t, cfg)
-}
-
-// createDatabase creates a unique database on a ClickHouse server and drops it in t.Cleanup.
-func createDatabase(t *testing.T, ch *testsvc.ClickHouse) string {
-	t.Helper()
-	db := testsvc.UniqueName(t, "whit")
-	if _, err := ch.Query(t.Context(), "CREATE DATABASE "+db); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+db)
-	})
-	return db
 }

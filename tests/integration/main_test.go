@@ -4,11 +4,8 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
@@ -17,24 +14,5 @@ import (
 var binaryPath string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	code := m.Run()
-	if code == 0 {
-		// Every gateway, server and client a test started must be gone with it.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "integration: leaked goroutines:", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "integration", LeakCheck: true}, &binaryPath))
 }

@@ -61,8 +61,9 @@ const (
 // waits for 31 others (p50 ≈ 32 / throughput).
 func BenchmarkQuery(b *testing.B) {
 	ch := testsvc.ClickHouseServer(b)
-	// Every client may wait for a slot: the benchmark measures throughput, not back-pressure.
-	e := newEnv(b, clickhouseStore(b, ch.NativeAddr), nil, func(c *query.Config) { c.QueueWait, c.CacheTTL = time.Minute, time.Hour })
+	e := newEnv(b, clickhouseStore(b, ch.NativeAddr), nil, func(d *query.Deps) {
+		d.Limits = func(string) query.Limits { return query.Limits{CacheTTL: time.Hour} }
+	})
 	batch := store.Batch{Target: e.target, Table: "events", Columns: []string{"id", "user", "big"}}
 	for i := range benchRows {
 		batch.Rows = append(batch.Rows, fmt.Appendf(nil, `[%d,"user%d",%d]`, 1000+i, i%50, i))

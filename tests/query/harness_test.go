@@ -144,8 +144,8 @@ SELECT count() AS c FROM events WHERE id > 0
 }
 
 // newEnv builds an env on s with a fresh database; c nil means a fresh local cache. opts
-// adjust the query service's configuration.
-func newEnv(t testing.TB, s store.Store, c cacheBackend, opts ...func(*query.Config)) *env {
+// adjust the query service's dependencies.
+func newEnv(t testing.TB, s store.Store, c cacheBackend, opts ...func(*query.Deps)) *env {
 	t.Helper()
 	db := testsvc.UniqueName(t, "qt")
 	ctx := t.Context()
@@ -167,11 +167,11 @@ func newEnv(t testing.TB, s store.Store, c cacheBackend, opts ...func(*query.Con
 		c = lc
 	}
 	e := &env{store: s, calls: &counting{Querier: s}, target: store.Target{Tenant: db, Database: db}, cache: c}
-	cfg := query.Config{MaxConcurrent: 8}
+	deps := query.Deps{Store: e.calls, Cache: c}
 	for _, o := range opts {
-		o(&cfg)
+		o(&deps)
 	}
-	svc, err := query.New(cfg, query.Deps{Store: e.calls, Cache: c})
+	svc, err := query.New(query.Config{}, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,13 +94,16 @@ func testErrors(t *testing.T, e *env) {
 		"not a read statement": {map[string]any{"sql": "SELEC 1"}, 400, "query.rejected"},
 		"syntax error":         {map[string]any{"sql": "SELECT FROM WHERE events"}, 400, "query.rejected"},
 		"unknown format":       {map[string]any{"sql": "SELECT 1", "format": "xml"}, 400, "query.rejected"},
-		"row limit":            {map[string]any{"sql": "SELECT id FROM events", "max_rows": 1}, 400, "query.limit_exceeded"},
+		"row limit":            {map[string]any{"sql": "SELECT id FROM events", "max_rows": 1}, 422, "query.limit_exceeded"},
 		"unknown table":        {map[string]any{"sql": "SELECT * FROM nope"}, 404, "query.unknown_table"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := e.query(t, tc.body)
 			if r.code != tc.status || r.json(t)["code"] != tc.code {
 				t.Fatalf("got %d %s, want %d %s", r.code, r.body, tc.status, tc.code)
+			}
+			if tc.code == "query.limit_exceeded" && (r.json(t)["limit"] != "max_rows" || r.json(t)["value"] != json.Number("1")) {
+				t.Fatalf("got %s, want the request's limit max_rows = 1 named", r.body)
 			}
 		})
 	}

@@ -5,11 +5,8 @@
 package split
 
 import (
-	"fmt"
 	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
@@ -21,32 +18,11 @@ var binaryPath string
 var repoRoot string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	root, err := gatewaybin.ModuleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "split:", err)
-		return 1
-	}
-	repoRoot = root
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "split:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	code := m.Run()
-	if code == 0 {
-		// The load clients, lease monitors and process waiters must all have ended.
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "split: leaked goroutines:", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "split", LeakCheck: true, Before: func() (func(), error) {
+		root, err := gatewaybin.ModuleRoot()
+		repoRoot = root
+		return nil, err
+	}}, &binaryPath))
 }
 
 // runBinary runs the wavehouse binary with args and extra environment variables (KEY=VALUE),

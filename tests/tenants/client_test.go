@@ -42,7 +42,7 @@ func (g *gateway) api() gatewaybin.Client {
 
 // do sends one request with token (see request) and reads the whole answer; a transport error
 // fails the test.
-func (g *gateway) do(t *testing.T, method, path, token string, body []byte, hdr ...string) gatewaybin.Response {
+func (g *gateway) do(t testing.TB, method, path, token string, body []byte, hdr ...string) gatewaybin.Response {
 	t.Helper()
 	return g.api().Do(t, method, path, request(token, body, hdr...), body)
 }
@@ -59,7 +59,7 @@ func (g *gateway) send(ctx context.Context, method, path, token string, body []b
 
 // sql runs operator SQL through /v1/ops/sql with token (an admin key, or the operator key with
 // ?tenant= in path) and requires success.
-func (g *gateway) sql(t *testing.T, token, tenantParam, stmt string) {
+func (g *gateway) sql(t testing.TB, token, tenantParam, stmt string) {
 	t.Helper()
 	path := "/v1/ops/sql"
 	if tenantParam != "" {
@@ -72,7 +72,7 @@ func (g *gateway) sql(t *testing.T, token, tenantParam, stmt string) {
 }
 
 // ingest posts one JSON row and returns the answer.
-func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...string) gatewaybin.Response {
+func (g *gateway) ingest(t testing.TB, token, table, query, row string, hdr ...string) gatewaybin.Response {
 	t.Helper()
 	path := "/v1/ingest/" + table
 	if query != "" {
@@ -82,14 +82,14 @@ func (g *gateway) ingest(t *testing.T, token, table, query, row string, hdr ...s
 }
 
 // query runs SQL through /v1/query (ndjson) and returns the answer.
-func (g *gateway) query(t *testing.T, token, stmt string) gatewaybin.Response {
+func (g *gateway) query(t testing.TB, token, stmt string) gatewaybin.Response {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"sql": stmt, "format": "ndjson"})
 	return g.do(t, http.MethodPost, "/v1/query", token, b)
 }
 
 // ids runs SQL selecting a column id through /v1/query, requires 200 and returns the ids.
-func (g *gateway) ids(t *testing.T, token, stmt string) []string {
+func (g *gateway) ids(t testing.TB, token, stmt string) []string {
 	t.Helper()
 	r := g.query(t, token, stmt)
 	if r.Status != http.StatusOK {
@@ -99,7 +99,7 @@ func (g *gateway) ids(t *testing.T, token, stmt string) []string {
 }
 
 // idsOf decodes ndjson rows and returns their id fields.
-func idsOf(t *testing.T, b []byte) []string {
+func idsOf(t testing.TB, b []byte) []string {
 	t.Helper()
 	var out []string
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -127,7 +127,7 @@ type stream struct {
 
 // openStream opens /v1/stream/{table}?since=0 with token. A non-200 answer is returned with
 // the stream already closed.
-func (g *gateway) openStream(t *testing.T, token, table string) *stream {
+func (g *gateway) openStream(t testing.TB, token, table string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, err := g.send(ctx, http.MethodGet, "/v1/stream/"+table+"?since=0", token, nil, "Accept", "text/event-stream")
@@ -167,7 +167,7 @@ func (s *stream) text() string {
 }
 
 // waitFor waits until the stream has delivered marker.
-func (s *stream) waitFor(t *testing.T, what, marker string) {
+func (s *stream) waitFor(t testing.TB, what, marker string) {
 	t.Helper()
 	poll.Until(t, 30*time.Second, what, func() bool { return strings.Contains(s.text(), marker) })
 }

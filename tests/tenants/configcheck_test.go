@@ -1,7 +1,6 @@
 package tenants_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -88,15 +86,7 @@ func TestConfigCheckNeverPrintsSecrets(t *testing.T) {
 func TestPasswordNeverLogged(t *testing.T) {
 	t.Parallel()
 	ch := testsvc.ClickHouseServer(t)
-	db := testsvc.UniqueName(t, "whten")
-	if _, err := ch.Query(t.Context(), "CREATE DATABASE "+db); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = ch.Query(ctx, "DROP DATABASE IF EXISTS "+db)
-	})
+	db := ch.CreateDatabase(t, "whten")
 	pwFile, pw := newPasswordFile(t)
 	remote := &tenant{Name: "remote", Database: db + "_remote", Keys: []*apiKey{newKey(t, "remote", "admin", "admin", "")},
 		Extra: fmt.Sprintf("clickhouse:\n  addrs: [%q]\n  user: default\n  password_file: %s\n", ch.NativeAddr, pwFile)}

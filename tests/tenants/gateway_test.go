@@ -46,7 +46,7 @@ type gateway struct {
 
 // newGateway prepares a gateway (config, operator key, empty settings directory) without
 // starting it; seed the settings with writeTenant, then call proc.Start.
-func newGateway(t *testing.T, o gatewayOptions) *gateway {
+func newGateway(t testing.TB, o gatewayOptions) *gateway {
 	t.Helper()
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1"
@@ -107,7 +107,7 @@ ingest:
 }
 
 // startGateway is newGateway with the given tenants written, then started.
-func startGateway(t *testing.T, o gatewayOptions, tenants ...*tenant) *gateway {
+func startGateway(t testing.TB, o gatewayOptions, tenants ...*tenant) *gateway {
 	t.Helper()
 	g := newGateway(t, o)
 	for _, tn := range tenants {
@@ -119,7 +119,7 @@ func startGateway(t *testing.T, o gatewayOptions, tenants ...*tenant) *gateway {
 
 // writeTenant writes (or rewrites) a tenant's settings, as a folder with its pipes, by writing
 // new files and renaming them into place, the way docs/tenants.md asks editors to.
-func (g *gateway) writeTenant(t *testing.T, tn *tenant) {
+func (g *gateway) writeTenant(t testing.TB, tn *tenant) {
 	t.Helper()
 	dir := filepath.Join(g.Settings, "tenants", tn.Name)
 	for name, sql := range tn.Pipes {
@@ -129,7 +129,7 @@ func (g *gateway) writeTenant(t *testing.T, tn *tenant) {
 }
 
 // removePipe deletes one of a tenant's pipe files.
-func (g *gateway) removePipe(t *testing.T, tn *tenant, name string) {
+func (g *gateway) removePipe(t testing.TB, tn *tenant, name string) {
 	t.Helper()
 	delete(tn.Pipes, name)
 	if err := os.Remove(filepath.Join(g.Settings, "tenants", tn.Name, "pipes", name+".sql")); err != nil {
@@ -138,14 +138,14 @@ func (g *gateway) removePipe(t *testing.T, tn *tenant, name string) {
 }
 
 // writeRaw writes a file of the settings directory as given (for invalid edits).
-func (g *gateway) writeRaw(t *testing.T, rel, content string) {
+func (g *gateway) writeRaw(t testing.TB, rel, content string) {
 	t.Helper()
 	writeAtomic(t, filepath.Join(g.Settings, rel), content)
 }
 
 // writeAtomic writes content to a dot-file beside path (ignored by the settings loader) and
 // renames it into place.
-func writeAtomic(t *testing.T, path, content string) {
+func writeAtomic(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func writeAtomic(t *testing.T, path, content string) {
 }
 
 // mustContain fails unless s contains every one of want, showing the end of s.
-func mustContain(t *testing.T, what, s string, want ...string) {
+func mustContain(t testing.TB, what, s string, want ...string) {
 	t.Helper()
 	for _, w := range want {
 		if !strings.Contains(s, w) {
@@ -170,7 +170,7 @@ func mustContain(t *testing.T, what, s string, want ...string) {
 }
 
 // gatewaybinRun runs a wavehouse subcommand to completion (config check, keys create).
-func gatewaybinRun(t *testing.T, env []string, args ...string) (int, string) {
+func gatewaybinRun(t testing.TB, env []string, args ...string) (int, string) {
 	t.Helper()
 	return gatewaybin.Run(t, binaryPath, env, args...)
 }

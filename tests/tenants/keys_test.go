@@ -39,7 +39,7 @@ func (tn *tenant) yaml() string {
 }
 
 // key returns the tenant's key with that label suffix (the scopes it was created with).
-func (tn *tenant) key(t *testing.T, name string) *apiKey {
+func (tn *tenant) key(t testing.TB, name string) *apiKey {
 	t.Helper()
 	for _, k := range tn.Keys {
 		if k.Name == name {
@@ -81,7 +81,7 @@ func (k *apiKey) String() string {
 }
 
 // newKey creates a key with the binary's `keys create` and registers its secret with the suite.
-func newKey(t *testing.T, tenantName, name, scopes, tables string) *apiKey {
+func newKey(t testing.TB, tenantName, name, scopes, tables string) *apiKey {
 	t.Helper()
 	args := []string{"keys", "create", "--tenant", tenantName, "--scopes", scopes}
 	if tables != "" {
@@ -117,7 +117,7 @@ func newKey(t *testing.T, tenantName, name, scopes, tables string) *apiKey {
 
 // tenantKeys creates a tenant with one key per scope, named after it, plus "restricted" (every
 // scope, but only the table "other").
-func tenantKeys(t *testing.T, name, database string) *tenant {
+func tenantKeys(t testing.TB, name, database string) *tenant {
 	t.Helper()
 	tn := &tenant{Name: name, Database: database}
 	for _, s := range []string{"ingest", "query", "stream", "admin"} {
@@ -128,7 +128,7 @@ func tenantKeys(t *testing.T, name, database string) *tenant {
 }
 
 // newOperatorKey returns a fresh operator key and registers it with the suite.
-func newOperatorKey(t *testing.T) string {
+func newOperatorKey(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

@@ -18,7 +18,7 @@ import (
 )
 
 // loadKnob reads a non-negative integer from the environment, or def.
-func loadKnob(t *testing.T, name string, def int) int {
+func loadKnob(t testing.TB, name string, def int) int {
 	t.Helper()
 	s := os.Getenv(name)
 	if s == "" {
@@ -33,21 +33,50 @@ func loadKnob(t *testing.T, name string, def int) int {
 
 // TestLimitsLoad is the load test of docs/tenants.md "Limits": tenant a, limited to 20
 // requests/s, is hammered by many clients and gets 429s with Retry-After and RateLimit-*
-// headers, while tenant b's query latency is measured unloaded and then during a's overload in
-// the same run. It prints both p99s and their ratio (target ≤ 2×) and asserts no timing: only
-// that a was refused, that a got no more than its rate allows, and that b was never refused.
+// headers, gets no more answers than its rate allows, and tenant b, queried all the while, is
+// never refused. It asserts no timing; how much a's overload slows b is measured by
+// BenchmarkLimitsNeighbour.
 //
-//	go test -race -count=1 -run TestLimitsLoad -v ./tests/tenants
-//
-// WH_TEST_LOAD_REQUESTS (b's sequential requests per phase, default 5000), WH_TEST_LOAD_CLIENTS
-// (a's concurrent clients, default 16) and WH_TEST_LOAD_RATE (the requests/s a's clients offer
-// together, default 2000, 100× its limit; 0: as fast as they can, which on a small box measures
-// CPU saturation more than the limiter) tune it.
+// WH_TEST_LOAD_REQUESTS (b's sequential requests per phase, default 500 here, 5000 in the
+// benchmark), WH_TEST_LOAD_CLIENTS (a's concurrent clients, default 16) and WH_TEST_LOAD_RATE
+// (the requests/s a's clients offer together, default 2000, 100× its limit; 0: as fast as they
+// can, which on a small box measures CPU saturation more than the limiter) tune both.
 func TestLimitsLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test: skipped with -short")
 	}
-	requests := max(loadKnob(t, "WH_TEST_LOAD_REQUESTS", 5000), 1)
+	r := limitsLoad(t, max(loadKnob(t, "WH_TEST_LOAD_REQUESTS", 500), 1))
+	t.Log(r.report)
+}
+
+// BenchmarkLimitsNeighbour runs TestLimitsLoad's scenario (and its assertions) and reports
+// tenant b's p99 query latency unloaded and during tenant a's overload, and their ratio (target
+// ≤ 2):
+//
+//	go test -run '^$' -bench BenchmarkLimitsNeighbour -benchtime 1x ./tests/tenants
+func BenchmarkLimitsNeighbour(b *testing.B) {
+	requests := max(loadKnob(b, "WH_TEST_LOAD_REQUESTS", 5000), 1)
+	var r loadResult
+	for range b.N {
+		r = limitsLoad(b, requests)
+	}
+	b.ReportMetric(float64(r.p99Unloaded.Microseconds()), "b-p99-unloaded-µs")
+	b.ReportMetric(float64(r.p99Loaded.Microseconds()), "b-p99-loaded-µs")
+	b.ReportMetric(float64(r.p99Loaded)/float64(r.p99Unloaded), "p99-ratio")
+	b.Log(r.report)
+	fmt.Println("tenants load:", r.report)
+}
+
+// loadResult is what limitsLoad measured.
+type loadResult struct {
+	p99Unloaded, p99Loaded time.Duration
+	report                 string
+}
+
+// limitsLoad runs the scenario with requests sequential queries of tenant b per phase, failing
+// t when a is not refused as its limit says or b is refused at all.
+func limitsLoad(t testing.TB, requests int) loadResult {
+	t.Helper()
 	clients := max(loadKnob(t, "WH_TEST_LOAD_CLIENTS", 16), 1)
 	offered := loadKnob(t, "WH_TEST_LOAD_RATE", 2000)
 	const rate = 20
@@ -138,8 +167,7 @@ func TestLimitsLoad(t *testing.T) {
 		p99u.Round(time.Microsecond), percentile(unloaded, 0.5).Round(time.Microsecond),
 		p99l.Round(time.Microsecond), percentile(loaded, 0.5).Round(time.Microsecond), ratio,
 		clients, offeredText(offered), sent.Load(), elapsed.Round(time.Millisecond), float64(sent.Load())/elapsed.Seconds(), accepted.Load(), refused.Load())
-	t.Log(report)
-	fmt.Println("tenants load:", report)
+	return loadResult{p99Unloaded: p99u, p99Loaded: p99l, report: report}
 }
 
 // percentile returns the q-quantile (nearest rank) of d.

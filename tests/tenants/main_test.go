@@ -3,16 +3,14 @@
 // settings directory per gateway and checks, over HTTP only: isolation between tenants on every
 // route with every kind of key, reloads of keys, limits and pipes without a restart, the secure
 // default at boot, that no secret ever reaches the output of any process or of config check,
-// and (as a load test, not a timing assertion) that one tenant over its rate does not slow
-// another.
+// and, under load, that a tenant over its rate is refused while another never is
+// (BenchmarkLimitsNeighbour measures how much the first slows the second).
 package tenants_test
 
 import (
 	"fmt"
 	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
@@ -21,41 +19,20 @@ import (
 var binaryPath string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	path, cleanup, err := gatewaybin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tenants:", err)
-		return 1
-	}
-	defer cleanup()
-	binaryPath = path
-	dir, err := os.MkdirTemp("", "wh-tenants-output-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tenants:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	secrets.dir = dir
-
-	code := m.Run()
-	// Every process of every test wrote its output under secrets.dir; none of it may hold a
-	// secret the suite created.
-	if leaks := secrets.scan(); len(leaks) > 0 {
-		for _, l := range leaks {
-			fmt.Fprintln(os.Stderr, "tenants: SECRET LEAKED:", l)
-		}
-		code = 1
-	} else {
-		fmt.Fprintf(os.Stderr, "tenants: %s\n", secrets.summary())
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "tenants: leaked goroutines:", err)
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "tenants", LeakCheck: true, Before: func() (func(), error) {
+		dir, err := os.MkdirTemp("", "wh-tenants-output-")
+		secrets.dir = dir
+		return func() { os.RemoveAll(dir) }, err
+	}, After: func(code int) int {
+		// Every process of every test wrote its output under secrets.dir; none of it may hold a
+		// secret the suite created.
+		if leaks := secrets.scan(); len(leaks) > 0 {
+			for _, l := range leaks {
+				fmt.Fprintln(os.Stderr, "tenants: SECRET LEAKED:", l)
+			}
 			return 1
 		}
-	}
-	return code
+		fmt.Fprintf(os.Stderr, "tenants: %s\n", secrets.summary())
+		return code
+	}}, &binaryPath))
 }

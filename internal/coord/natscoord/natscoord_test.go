@@ -14,22 +14,27 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	if err := (natscoord.Config{}).Validate(); err != nil {
-		t.Fatalf("zero Config: %v", err)
+	if err := (natscoord.Config{}).Validate(); err == nil || !strings.Contains(err.Error(), "coord.nats.bucket") {
+		t.Fatalf("zero Config: %v, want an error naming coord.nats.bucket (no bucket default: the app passes <mq.prefix>_leases)", err)
 	}
-	if err := testConfig.Validate(); err != nil {
+	if err := (natscoord.Config{Bucket: "leases"}).Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	tc := testConfig
+	tc.Bucket = "leases"
+	if err := tc.Validate(); err != nil {
 		t.Fatalf("test Config: %v", err)
 	}
 	bad := natscoord.Config{Bucket: "a.b", Replicas: 7, Lease: -1, RenewInterval: -1, SafetyMargin: -1}
 	err := bad.Validate()
-	for _, key := range []string{"coord.nats.bucket", "coord.nats.replicas", "coord.nats.lease", "coord.nats.renew_interval", "coord.nats.safety_margin"} {
+	for _, key := range []string{"coord.nats.bucket", "mq.nats.replicas", "coord.lease", "RenewInterval", "SafetyMargin"} {
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("Validate(%+v) = %v, want a problem naming %s", bad, err, key)
 		}
 	}
 	for _, cfg := range []natscoord.Config{
-		{Lease: time.Second, SafetyMargin: time.Second},
-		{Lease: time.Second, SafetyMargin: 200 * time.Millisecond, RenewInterval: 800 * time.Millisecond},
+		{Bucket: "leases", Lease: time.Second, SafetyMargin: time.Second},
+		{Bucket: "leases", Lease: time.Second, SafetyMargin: 200 * time.Millisecond, RenewInterval: 800 * time.Millisecond},
 	} {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil, want an error: a holder would step down between renewals", cfg)

@@ -26,35 +26,36 @@ const maxBackoff = 250 * time.Millisecond
 
 var tableName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
 
-// Config configures the DynamoDB dedupe store (dedupe.dynamodb in the boot config).
+// Config configures the DynamoDB dedupe store. internal/app fills it from the boot config's
+// dedupe.dynamodb block; Timeout, MaxAttempts and the breaker fields have no config key.
 type Config struct {
 	// Table is the DynamoDB table holding the records: partition key "pk" of type S, no sort
 	// key. Required.
-	Table string `yaml:"table"`
+	Table string
 	// Region is the AWS region. Empty means the default chain (AWS_REGION, shared config);
 	// with a custom Endpoint and no region found, "us-east-1".
-	Region string `yaml:"region"`
+	Region string
 	// Endpoint overrides the DynamoDB endpoint URL, for dynalite or DynamoDB Local (for
 	// example http://127.0.0.1:8000). Empty means the region's AWS endpoint.
-	Endpoint string `yaml:"endpoint"`
+	Endpoint string
 	// CreateTable makes EnsureTable create the table when it does not exist. It is allowed only
 	// with a custom Endpoint: production tables are provisioned by the operator. Default false.
-	CreateTable bool `yaml:"create_table"`
+	CreateTable bool
 	// AccessKeyIDFile and SecretAccessKeyFile name files holding static credentials. Both or
 	// neither; neither means the default credential chain (environment, shared files, IAM
 	// role).
-	AccessKeyIDFile     string `yaml:"access_key_id_file"`
-	SecretAccessKeyFile string `yaml:"secret_access_key_file"`
+	AccessKeyIDFile     string
+	SecretAccessKeyFile string
 	// Timeout bounds each store call including its retries. Default 3s.
-	Timeout time.Duration `yaml:"timeout"`
+	Timeout time.Duration
 	// MaxAttempts is how many times the SDK tries one request (1 means no retry). Default 3.
-	MaxAttempts int `yaml:"max_attempts"`
+	MaxAttempts int
 	// BreakerFailures is how many consecutive failed calls open the breaker, after which calls
 	// fail at once with dedupe.ErrUnavailable for BreakerCooldown. Default 5.
-	BreakerFailures int `yaml:"breaker_failures"`
+	BreakerFailures int
 	// BreakerCooldown is how long an open breaker rejects calls before letting one through to
 	// probe the backend. Default 5s.
-	BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+	BreakerCooldown time.Duration
 }
 
 // Validate reports every problem in c at once. It has no side effects.
@@ -75,16 +76,16 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("dedupe.dynamodb.access_key_id_file, secret_access_key_file: set both or neither"))
 	}
 	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("dedupe.dynamodb.timeout: %v is negative", c.Timeout))
+		errs = append(errs, fmt.Errorf("dynamodedupe: Timeout %v is negative", c.Timeout))
 	}
 	if c.MaxAttempts < 0 || c.MaxAttempts > 10 {
-		errs = append(errs, fmt.Errorf("dedupe.dynamodb.max_attempts: %d is outside 0..10", c.MaxAttempts))
+		errs = append(errs, fmt.Errorf("dynamodedupe: MaxAttempts %d is outside 0..10", c.MaxAttempts))
 	}
 	if c.BreakerFailures < 0 {
-		errs = append(errs, fmt.Errorf("dedupe.dynamodb.breaker_failures: %d is negative", c.BreakerFailures))
+		errs = append(errs, fmt.Errorf("dynamodedupe: BreakerFailures %d is negative", c.BreakerFailures))
 	}
 	if c.BreakerCooldown < 0 {
-		errs = append(errs, fmt.Errorf("dedupe.dynamodb.breaker_cooldown: %v is negative", c.BreakerCooldown))
+		errs = append(errs, fmt.Errorf("dynamodedupe: BreakerCooldown %v is negative", c.BreakerCooldown))
 	}
 	return errors.Join(errs...)
 }

@@ -34,7 +34,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, want := range []string{
 		"dedupe.dynamodb.table", "dedupe.dynamodb.endpoint", "dedupe.dynamodb.access_key_id_file",
-		"dedupe.dynamodb.timeout", "dedupe.dynamodb.max_attempts",
+		"Timeout", "MaxAttempts",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate error does not name %s: %v", want, err)

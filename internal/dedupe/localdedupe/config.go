@@ -11,7 +11,7 @@ import (
 type Config struct {
 	// Dir is the directory holding the Pebble database. It is created when missing and must
 	// not be shared with any other component. Required; the app passes <data_dir>/dedupe.
-	Dir string `yaml:"dir"`
+	Dir string
 }
 
 // Validate reports every problem in c at once.

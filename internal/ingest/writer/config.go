@@ -65,23 +65,24 @@ func (c Config) Validate() error {
 	var errs []error
 	pos := func(name string, ok bool) {
 		if !ok {
-			errs = append(errs, fmt.Errorf("ingest.flush.%s: must be positive", name))
+			errs = append(errs, fmt.Errorf("%s: must be positive", name))
 		}
 	}
-	pos("max_rows", c.MaxRows > 0)
-	pos("max_bytes", c.MaxBytes > 0)
-	pos("max_wait", c.MaxWait > 0)
-	pos("fetch_batch", c.FetchBatch > 0)
-	pos("fetch_wait", c.FetchWait > 0)
-	pos("insert_timeout", c.InsertTimeout > 0)
-	pos("backoff_min", c.BackoffMin > 0)
-	pos("breaker_failures", c.BreakerFailures > 0)
-	pos("breaker_cooldown", c.BreakerCooldown > 0)
+	pos("ingest.flush.max_rows", c.MaxRows > 0)
+	pos("ingest.flush.max_bytes", c.MaxBytes > 0)
+	pos("ingest.flush.max_wait", c.MaxWait > 0)
+	// The fields below have no config key: only code sets them, so the messages name the field.
+	pos("writer: FetchBatch", c.FetchBatch > 0)
+	pos("writer: FetchWait", c.FetchWait > 0)
+	pos("writer: InsertTimeout", c.InsertTimeout > 0)
+	pos("writer: BackoffMin", c.BackoffMin > 0)
+	pos("writer: BreakerFailures", c.BreakerFailures > 0)
+	pos("writer: BreakerCooldown", c.BreakerCooldown > 0)
 	if c.ProgressInterval < 0 || c.MaxBuffered < 0 || c.ForgetDelay < 0 {
-		errs = append(errs, errors.New("ingest: progress interval, max buffered and forget delay must not be negative"))
+		errs = append(errs, errors.New("writer: ProgressInterval, MaxBuffered and ForgetDelay must not be negative"))
 	}
 	if c.BackoffMax < c.BackoffMin {
-		errs = append(errs, errors.New("ingest.flush.backoff_max: must not be below backoff_min"))
+		errs = append(errs, errors.New("writer: BackoffMax must not be below BackoffMin"))
 	}
 	return errors.Join(errs...)
 }

@@ -114,7 +114,7 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 		w.nakAll(ctx, frames, delay, log)
 		return
 	}
-	w.crash.after(stageInserted)
+	w.fault(FaultInserted)
 	if w.journal != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 		err := w.journal.MarkInserted(sctx, plan, failedRecords(failed))
@@ -124,7 +124,7 @@ func (w *Writer) flush(ctx context.Context, k tableKey, frames []mq.Delivery) {
 			m.settleFailures.WithLabelValues("journal").Inc()
 			log.Error("marking the batch inserted failed; a redelivered frame completes it with the same tokens", "error", err)
 		}
-		w.crash.after(stageMarked)
+		w.fault(FaultMarked)
 	}
 	if w.settle(ctx, k, frames, failed, log) {
 		w.forgetLater(plan)

@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // closingInserter inserts through the real store, then closes the queue, so
@@ -48,13 +49,8 @@ func TestFailedAckIsCounted(t *testing.T) {
 	go func() { _ = w.Run(ctx); close(stopped) }()
 	defer func() { cancel(); <-stopped }()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for counterValue(t, m, "ack") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("a failed ack was not counted in wavehouse_ingest_settle_failures_total{op=\"ack\"}")
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	poll.Until(t, 10*time.Second, `a failed ack counted in wavehouse_ingest_settle_failures_total{op="ack"}`,
+		func() bool { return counterValue(t, m, "ack") > 0 })
 	if got := e.ids(t); len(got) != 1 || got[0] != 1 {
 		t.Fatalf("rows %v, want [1]: the insert before the failed ack must have happened", got)
 	}

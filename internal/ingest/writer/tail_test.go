@@ -9,6 +9,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestEveryRecordSettlesWithinBoundAfterBursts ingests in bursts with pauses
@@ -81,16 +82,11 @@ func TestEveryRecordSettlesWithinBoundAfterBursts(t *testing.T) {
 		}
 	}
 
-	deadline := time.Now().Add(bound + time.Second)
-	for {
+	poll.Within(t, bound+time.Second, func() bool {
 		mu.Lock()
-		n, want := len(settled), len(published)
-		mu.Unlock()
-		if n >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline
-	}
+		defer mu.Unlock()
+		return len(settled) >= len(published)
+	})
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -54,6 +54,10 @@ type Deps struct {
 	// Breakers exports the state of each store target's breaker
 	// (wavehouse_breaker_state{component="writer",target=<tenant>}); nil exports nothing.
 	Breakers *breaker.Metrics
+	// Fault, when set, is called at every FaultPoint of every batch, on the flushing goroutine:
+	// the fault-injection hook the crash tests use (in the binary, only a build with the
+	// wavehouse_faults tag sets it; see docs/architecture.md). nil in production.
+	Fault func(FaultPoint)
 }
 
 // Writer is the ingest role's worker.
@@ -62,7 +66,6 @@ type Writer struct {
 	deps    Deps
 	journal mq.Journal
 	dedup   *dedupChecker
-	crash   *crashHook
 	held    *heldFrames
 	forgets forgetQueue
 
@@ -100,7 +103,6 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	}
 	rep, _ := deps.Store.(store.DedupReporter)
 	w.dedup = &dedupChecker{rep: rep, metrics: deps.Metrics, now: deps.Now, tables: map[tableKey]dedupStatus{}}
-	w.crash = crashHookFromEnv()
 	return w, nil
 }
 

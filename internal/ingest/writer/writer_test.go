@@ -3,6 +3,7 @@ package writer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -96,24 +98,16 @@ func (e *env) publish(t *testing.T, rows ...string) mq.Position {
 
 func (e *env) waitSettled(t *testing.T, ps ...mq.Position) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 30*time.Second, fmt.Sprintf("%d records settled", len(ps)), func() bool {
 		e.mu.Lock()
-		n := 0
+		defer e.mu.Unlock()
 		for _, p := range ps {
-			if e.done[p] {
-				n++
+			if !e.done[p] {
+				return false
 			}
 		}
-		e.mu.Unlock()
-		if n == len(ps) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d records settled in 30s", n, len(ps))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 func (e *env) ids(t *testing.T) []uint64 {
@@ -199,13 +193,7 @@ func TestMissingTableDeadLettersWithoutBisectingAndReplayDelivers(t *testing.T) 
 	if _, err := e.q.DLQ().Replay(t.Context(), "t", "events", 10); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(e.ids(t)) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("replayed row not inserted")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, "the replayed row inserted", func() bool { return len(e.ids(t)) == 1 })
 }
 
 func TestBackoffGrowsAndIsBounded(t *testing.T) {

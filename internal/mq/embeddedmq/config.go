@@ -34,48 +34,61 @@ const (
 // window does not move with a server upgrade.
 const NoneFlushInterval = 2 * time.Minute
 
-// Config configures the embedded queue (mq.embedded in config.yaml).
+// Defaults of the embedded queue's own settings; the boot config's defaults for
+// mq.embedded.sync_interval and mq.embedded.tenant_max_bytes are these constants.
+const (
+	DefaultSyncInterval   = 100 * time.Millisecond
+	DefaultTenantMaxBytes = 256 << 20
+	// DefaultMaxRecordBytes is the embedded server's max_payload.
+	DefaultMaxRecordBytes = 24 << 20
+)
+
+// Config configures the embedded queue. internal/app fills it from the boot config's mq and
+// mq.embedded blocks; fields without a key keep the defaults of package jsmq.
 type Config struct {
-	// Dir is the JetStream store directory (required; the lead passes a
-	// directory under data_dir).
-	Dir string `yaml:"dir"`
-	// Sync is "always" (default), "interval" or "none".
-	Sync string `yaml:"sync"`
-	// SyncInterval is the fsync period under sync: interval. Default 1s.
-	SyncInterval time.Duration `yaml:"sync_interval"`
-	// Prefix starts every subject and stream name. Default "wh".
-	Prefix string `yaml:"prefix"`
-	// Partitions is the number of partition streams. Default 4.
-	Partitions int `yaml:"partitions"`
-	// MaxBytes bounds each partition stream; beyond it publishes fail with
-	// mq: queue full. Default 1 GiB; -1 unlimited.
-	MaxBytes int64 `yaml:"max_bytes"`
-	// TenantMaxBytes bounds one tenant's published but not yet
-	// acknowledged bytes; beyond it publishes fail with mq: queue full.
-	// Default 256 MiB; -1 unlimited.
-	TenantMaxBytes int64 `yaml:"tenant_max_bytes"`
+	// Dir is the JetStream store directory (mq.embedded.dir; required).
+	Dir string
+	// Sync is SyncAlways (default), SyncInterval or SyncNone (mq.embedded.sync).
+	Sync string
+	// SyncInterval is the fsync period under SyncInterval (mq.embedded.sync_interval).
+	// Default DefaultSyncInterval.
+	SyncInterval time.Duration
+	// Prefix starts every subject and stream name (mq.prefix). Default jsmq.DefaultPrefix.
+	Prefix string
+	// Partitions is the number of partition streams (mq.partitions). Default
+	// jsmq.DefaultPartitions.
+	Partitions int
+	// MaxBytes bounds each partition stream; beyond it publishes fail with mq: queue full
+	// (mq.embedded.max_bytes, where 0 means -1 here). Default jsmq.DefaultMaxBytes; -1
+	// unlimited.
+	MaxBytes int64
+	// TenantMaxBytes bounds one tenant's published but not yet acknowledged bytes; beyond it
+	// publishes fail with mq: queue full (mq.embedded.tenant_max_bytes, where 0 means -1
+	// here). Default DefaultTenantMaxBytes; -1 unlimited.
+	TenantMaxBytes int64
 	// TenantBudget, when set, returns a tenant's own budget replacing TenantMaxBytes (0: use
 	// TenantMaxBytes, negative: unlimited); it is called on every publish and must be cheap.
-	TenantBudget func(tenant string) int64 `yaml:"-"`
-	// DLQMaxBytes bounds the dead-letter stream. Default 1 GiB; -1 unlimited.
-	DLQMaxBytes int64 `yaml:"dlq_max_bytes"`
-	// DuplicateWindow is how long an idempotency key suppresses repeats.
-	// Default 2m.
-	DuplicateWindow time.Duration `yaml:"duplicate_window"`
-	// AckWait is how long a delivery may stay unacknowledged before it is
-	// redelivered. Default 30s.
-	AckWait time.Duration `yaml:"ack_wait"`
-	// MaxAckPending bounds unacknowledged deliveries per partition.
-	// Default 10000.
-	MaxAckPending int `yaml:"max_ack_pending"`
-	// MaxFrameRecords bounds the records coalesced into one frame.
-	// Default 1024.
-	MaxFrameRecords int `yaml:"max_frame_records"`
-	// MaxFrameBytes bounds a coalesced frame. Default 768 KiB.
-	MaxFrameBytes int `yaml:"max_frame_bytes"`
-	// MaxRecordBytes is the largest single record (the server's
-	// max_payload). Default 24 MiB.
-	MaxRecordBytes int `yaml:"max_record_bytes"`
+	TenantBudget func(tenant string) int64
+	// DLQMaxBytes bounds the dead-letter stream. Default jsmq.DefaultDLQMaxBytes; -1
+	// unlimited.
+	DLQMaxBytes int64
+	// DuplicateWindow is how long an idempotency key suppresses repeats. Default
+	// jsmq.DefaultDuplicateWindow.
+	DuplicateWindow time.Duration
+	// AckWait is how long a delivery may stay unacknowledged before it is redelivered
+	// (mq.ack_wait). Default jsmq.DefaultAckWait.
+	AckWait time.Duration
+	// MaxAckPending bounds unacknowledged deliveries per partition. Default
+	// jsmq.DefaultMaxAckPending.
+	MaxAckPending int
+	// MaxFrameRecords bounds the records coalesced into one frame. Default
+	// jsmq.DefaultMaxFrameRecords.
+	MaxFrameRecords int
+	// MaxFrameBytes bounds a coalesced frame. Default jsmq.DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// MaxRecordBytes is the largest single record (the server's max_payload). Default
+	// DefaultMaxRecordBytes.
+	MaxRecordBytes int
 }
 
 // Deps are the embedded queue's collaborators.
@@ -96,40 +109,22 @@ func (c Config) withDefaults() Config {
 		c.Sync = SyncAlways
 	}
 	if c.SyncInterval == 0 {
-		c.SyncInterval = time.Second
+		c.SyncInterval = DefaultSyncInterval
 	}
-	if c.Prefix == "" {
-		c.Prefix = "wh"
-	}
-	if c.Partitions == 0 {
-		c.Partitions = 4
-	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = 1 << 30
-	}
+	t := c.topology().WithDefaults()
+	c.Prefix, c.Partitions, c.MaxBytes, c.DLQMaxBytes = t.Prefix, t.Partitions, t.MaxBytes, t.DLQMaxBytes
+	c.DuplicateWindow, c.AckWait, c.MaxAckPending = t.DuplicateWindow, t.AckWait, t.MaxAckPending
 	if c.TenantMaxBytes == 0 {
-		c.TenantMaxBytes = 256 << 20
-	}
-	if c.DLQMaxBytes == 0 {
-		c.DLQMaxBytes = 1 << 30
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = 2 * time.Minute
-	}
-	if c.AckWait == 0 {
-		c.AckWait = 30 * time.Second
-	}
-	if c.MaxAckPending == 0 {
-		c.MaxAckPending = 10000
+		c.TenantMaxBytes = DefaultTenantMaxBytes
 	}
 	if c.MaxFrameRecords == 0 {
-		c.MaxFrameRecords = 1024
+		c.MaxFrameRecords = jsmq.DefaultMaxFrameRecords
 	}
 	if c.MaxFrameBytes == 0 {
-		c.MaxFrameBytes = 768 << 10
+		c.MaxFrameBytes = jsmq.DefaultMaxFrameBytes
 	}
 	if c.MaxRecordBytes == 0 {
-		c.MaxRecordBytes = 24 << 20
+		c.MaxRecordBytes = DefaultMaxRecordBytes
 	}
 	return c
 }
@@ -157,17 +152,18 @@ func (c Config) Validate() error {
 	if c.SyncInterval < 0 {
 		errs = append(errs, errors.New("mq.embedded.sync_interval: must be positive"))
 	}
+	// The fields below have no config key: only code sets them, so the messages name the field.
 	if c.MaxFrameRecords < 1 {
-		errs = append(errs, errors.New("mq.embedded.max_frame_records: must be at least 1"))
+		errs = append(errs, errors.New("embeddedmq: MaxFrameRecords must be at least 1"))
 	}
 	if c.MaxFrameBytes < 1024 {
-		errs = append(errs, errors.New("mq.embedded.max_frame_bytes: must be at least 1024"))
+		errs = append(errs, errors.New("embeddedmq: MaxFrameBytes must be at least 1024"))
 	}
 	if c.MaxRecordBytes < 64<<10 || c.MaxRecordBytes > 64<<20 {
-		errs = append(errs, errors.New("mq.embedded.max_record_bytes: must be between 64 KiB and 64 MiB"))
+		errs = append(errs, errors.New("embeddedmq: MaxRecordBytes must be between 64 KiB and 64 MiB"))
 	}
 	if err := c.topology().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("mq.embedded: %w", err))
+		errs = append(errs, fmt.Errorf("mq: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -15,7 +15,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	for _, want := range []string{"mq.embedded.dir", "mq.embedded.sync", "partitions", "max_frame_records", "prefix"} {
+	for _, want := range []string{"mq.embedded.dir", "mq.embedded.sync", "partitions", "MaxFrameRecords", "prefix"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("validation error does not mention %q:\n%v", want, err)
 		}
@@ -53,7 +53,7 @@ func TestUnstartedAndReopened(t *testing.T) {
 	var got []mq.Record
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	err = q2.Replay(ctx, "t", "x", mq.Position{}, func(e mq.Event) error {
+	err = q2.Replay(ctx, "t", "x", mq.Cursor{}, func(e mq.Event) error {
 		got = append(got, *e.Record)
 		cancel()
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestFetchLosesNoFrameAtPullExpiry publishes in bursts with pauses while
@@ -93,16 +94,11 @@ func TestFetchLosesNoFrameAtPullExpiry(t *testing.T) {
 		<-pause.C
 	}
 
-	deadline := time.Now().Add(bound + time.Second)
-	for {
+	poll.Within(t, bound+time.Second, func() bool {
 		mu.Lock()
-		n, want := len(received), len(published)
-		mu.Unlock()
-		if n >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling with a deadline, not synchronisation
-	}
+		defer mu.Unlock()
+		return len(received) >= len(published)
+	})
 	cancel()
 	<-pulled
 

@@ -10,6 +10,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/testutil/metrictest"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 func TestMetricsReportFramesAndPartitions(t *testing.T) {
@@ -30,13 +31,10 @@ func TestMetricsReportFramesAndPartitions(t *testing.T) {
 	// The consumer's pending count is updated by the server shortly after a publish returns, so
 	// the scrape-time gauges are read until they settle (bounded).
 	var got map[string]float64
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	poll.Within(t, 5*time.Second, func() bool {
 		got = gather(t, reg)
-		settled := got["wavehouse_mq_connected"] == 1 && got["wavehouse_mq_partition_frames"] == 3 && got["wavehouse_mq_partition_lag_frames"] == 3
-		if settled || time.Now().After(deadline) {
-			break
-		}
-	}
+		return got["wavehouse_mq_connected"] == 1 && got["wavehouse_mq_partition_frames"] == 3 && got["wavehouse_mq_partition_lag_frames"] == 3
+	})
 	if got["wavehouse_mq_frame_records"] != 3 || got["wavehouse_mq_publish_duration_seconds"] != 3 {
 		t.Fatalf("frame/publish observations %v, want 3 each", got)
 	}

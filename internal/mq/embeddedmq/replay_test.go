@@ -9,6 +9,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 var errCrash = errors.New("crash between republish and delete")
@@ -63,18 +64,13 @@ func dlqReplayCrash(t *testing.T, window time.Duration) {
 		if _, err := q.Publish(ctx, probe); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		poll.Until(t, 30*time.Second, "the duplicate window forgetting the probe", func() bool {
 			res, err := q.Publish(ctx, probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !res.Duplicate {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the duplicate window never forgot the probe")
-			}
-		}
+			return !res.Duplicate
+		})
 	}
 	// The process "crashed": a new one opens the same store and replays again.
 	if err := q.Close(context.Background()); err != nil {

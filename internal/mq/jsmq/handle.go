@@ -90,12 +90,12 @@ func (h *Handle) Subscribe(ctx context.Context, p int) (mq.Subscription, error) 
 }
 
 // Replay implements mq.Replayer.
-func (h *Handle) Replay(ctx context.Context, tenant, table string, after mq.Position, fn func(mq.Event) error) error {
+func (h *Handle) Replay(ctx context.Context, tenant, table string, from mq.Cursor, fn func(mq.Event) error) error {
 	q, err := h.Queue()
 	if err != nil {
 		return err
 	}
-	return q.Replay(ctx, tenant, table, after, fn)
+	return q.Replay(ctx, tenant, table, from, fn)
 }
 
 // Stats implements mq.Inspector.

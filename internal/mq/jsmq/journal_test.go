@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -117,7 +118,7 @@ func TestJournalPlansOutliveRedelivery(t *testing.T) {
 	if err := q.Forget(ctx, forgotten); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, "an empty journal after compaction", func() bool {
 		if _, err := q.CompactJournal(ctx, clock().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
@@ -125,13 +126,8 @@ func TestJournalPlansOutliveRedelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Values() == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("journal still holds %d entries after compaction", st.Values())
-		}
-	}
+		return st.Values() == 0
+	})
 
 	// A bucket with a max_age (as the old topology created it) is reported.
 	old := topo.KeyValues()[1]

@@ -87,6 +87,8 @@ type Queue struct {
 	// jindex is the in-memory journal index, started on the first Lookup.
 	jindex  *journalIndex
 	streams map[int]jetstream.Stream
+	// layoutToken is the layout record's token (ReconcileLayout), folded into every epoch.
+	layoutToken string
 }
 
 var _ mq.Queue = (*Queue)(nil)
@@ -101,10 +103,10 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	if opts.MaxFrameRecords <= 0 {
-		opts.MaxFrameRecords = 1024
+		opts.MaxFrameRecords = DefaultMaxFrameRecords
 	}
 	if opts.MaxFrameBytes <= 0 {
-		opts.MaxFrameBytes = 768 << 10
+		opts.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	maxRecord := opts.MaxFrameBytes
 	if mp := int(nc.MaxPayload()); mp > 0 {
@@ -112,7 +114,7 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 		opts.MaxFrameBytes = min(opts.MaxFrameBytes, maxRecord)
 	}
 	if opts.PublishTimeout <= 0 {
-		opts.PublishTimeout = 10 * time.Second
+		opts.PublishTimeout = DefaultPublishTimeout
 	}
 	now := opts.Now
 	if now == nil {
@@ -133,7 +135,8 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 	}, nil
 }
 
-// JetStream returns the JetStream handle (for tests and tools).
+// JetStream returns the JetStream handle the queue runs on: the backends reconcile their
+// topology through it and natscoord keeps its leases in a KV bucket of it.
 func (q *Queue) JetStream() jetstream.JetStream { return q.js }
 
 // Names returns the queue's names.

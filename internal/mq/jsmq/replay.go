@@ -11,10 +11,11 @@ import (
 )
 
 // Replay implements mq.Replayer with an ordered consumer filtered on the
-// table's subject, starting at the frame that holds position after. An
+// table's subject, starting at the frame that holds position from.After. An
 // ordered consumer recreates itself after a gap, so the reader continues
-// live without loss or duplicate.
-func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Position, fn func(mq.Event) error) error {
+// live without loss or duplicate. The epoch and the retained range come
+// from one stream info read before the consumer starts.
+func (q *Queue) Replay(ctx context.Context, tenant, table string, from mq.Cursor, fn func(mq.Event) error) error {
 	if err := checkName(tenant, table); err != nil {
 		return err
 	}
@@ -23,6 +24,22 @@ func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Posit
 	}
 	p := q.names.Partition(tenant, table)
 	stream := q.names.Stream(p)
+	info, err := q.streamInfo(ctx, stream)
+	if err != nil {
+		return err
+	}
+	epoch := q.epoch(info)
+	emit := func(e mq.Event) error {
+		e.Epoch = epoch
+		return fn(e)
+	}
+	after := from.After
+	if reset := startReset(from, epoch, info.State); reset != nil {
+		if err := emit(mq.Event{Reset: reset}); err != nil {
+			return err
+		}
+		after = reset.After
+	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{q.names.Subject(tenant, table)}}
 	switch {
 	case after == mq.Latest:
@@ -30,38 +47,26 @@ func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Posit
 	case after.IsZero():
 		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
 	default:
-		var info *jetstream.StreamInfo
-		err := q.rpc(ctx, func(ctx context.Context) error {
-			s, err := q.js.Stream(ctx, stream)
-			if err != nil {
-				return err
-			}
-			info, err = s.Info(ctx)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("stream %s: %w", stream, err)
-		}
-		// Frames after the requested one were removed: records of this
-		// table may have been among them (conservative: the stream does
-		// not tell which subjects the trimmed frames had).
-		if info.State.FirstSeq > after.Seq+1 {
-			first := mq.Position{Seq: info.State.FirstSeq}
-			if err := fn(mq.Event{Reset: &mq.Reset{Requested: after, First: first}}); err != nil {
-				return err
-			}
-		}
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = max(after.Seq, 1)
 	}
 	var cons jetstream.Consumer
-	err := q.rpc(ctx, func(ctx context.Context) error {
+	err = q.rpc(ctx, func(ctx context.Context) error {
 		var err error
 		cons, err = q.js.OrderedConsumer(ctx, stream, cfg)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("replay consumer on stream %s: %w", stream, err)
+	}
+	// The stream may have been recreated between the info read and the
+	// consumer: its positions would then be read under the old epoch.
+	now, err := q.streamInfo(ctx, stream)
+	if err != nil {
+		return err
+	}
+	if !now.Created.Equal(info.Created) {
+		return fmt.Errorf("%w: stream %s was recreated while the replay started", mq.ErrUnavailable, stream)
 	}
 	it, err := cons.Messages()
 	if err != nil {
@@ -93,7 +98,7 @@ func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Posit
 			if after != mq.Latest && !after.Less(gp) {
 				continue
 			}
-			if err := fn(mq.Event{Gap: &mq.Gap{Position: gp, Reason: mq.ReasonUndecodable}}); err != nil {
+			if err := emit(mq.Event{Gap: &mq.Gap{Position: gp, Reason: mq.ReasonUndecodable}}); err != nil {
 				return err
 			}
 			continue
@@ -102,9 +107,36 @@ func (q *Queue) Replay(ctx context.Context, tenant, table string, after mq.Posit
 			if after != mq.Latest && !after.Less(recs[i].Position) {
 				continue
 			}
-			if err := fn(mq.Event{Record: &recs[i]}); err != nil {
+			if err := emit(mq.Event{Record: &recs[i]}); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// startReset returns the reset a replay from must start with in a stream of
+// state st whose current epoch is epoch, or nil when from can be honoured.
+func startReset(from mq.Cursor, epoch string, st jetstream.StreamState) *mq.Reset {
+	if from.After == mq.Latest {
+		return nil
+	}
+	// first is the first retained sequence; an empty stream (FirstSeq 0)
+	// retains nothing before LastSeq+1.
+	first := max(st.FirstSeq, 1)
+	restart := mq.Position{Seq: first - 1, Index: ^uint32(0)}
+	r := &mq.Reset{Requested: from.After, First: mq.Position{Seq: first}}
+	switch {
+	case from.Epoch != "" && from.Epoch != epoch:
+		r.Reason, r.After = mq.ResetEpoch, restart
+	case from.After.Seq > st.LastSeq:
+		r.Reason, r.After = mq.ResetAhead, mq.Position{Seq: st.LastSeq, Index: ^uint32(0)}
+	case !from.After.IsZero() && first > from.After.Seq+1:
+		// Frames after the requested one were removed: records of this
+		// table may have been among them (conservative: the stream does
+		// not tell which subjects the trimmed frames had).
+		r.Reason, r.After = mq.ResetTrimmed, restart
+	default:
+		return nil
+	}
+	return r
 }

@@ -263,7 +263,7 @@ func testClosed(t *testing.T, nh NewHarness, _ Caps) {
 	wantIs(t, err, mq.ErrClosed, "trim")
 	_, err = q.DLQ().List(ctx, "t", "c", 0, 1)
 	wantIs(t, err, mq.ErrClosed, "dlq list")
-	err = q.Replay(ctx, "t", "c", mq.Position{}, func(mq.Event) error { return nil })
+	err = q.Replay(ctx, "t", "c", mq.Cursor{}, func(mq.Event) error { return nil })
 	wantIs(t, err, mq.ErrClosed, "replay")
 	if !strings.HasPrefix(mq.ErrClosed.Error(), "mq: ") {
 		t.Fatal("sentinel not prefixed with the layer name")

@@ -44,7 +44,7 @@ func testRetentionRedeliveryDLQReplay(t *testing.T, nh NewHarness, _ Caps) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	c := &collector{events: make(chan mq.Event, 20)}
-	go func() { _ = q.Replay(ctx, "t", "mix", pos[0], c.fn) }()
+	go func() { _ = q.Replay(ctx, "t", "mix", mq.Cursor{After: pos[0]}, c.fn) }()
 	if e := c.next(t, 10*time.Second); e.Reset == nil || e.Reset.First.Seq != pos[4].Seq {
 		t.Fatalf("replay from a trimmed position: first event %+v, want a reset to %v", e, pos[4])
 	}

@@ -79,6 +79,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"DLQListCountReplayPurge", testDLQOps},
 		{"ReplayAfterPosition", testReplay},
 		{"ReplayResetAfterTrim", testReplayReset},
+		{"ReplayEpochResets", testReplayEpoch},
 		{"FailedPullIsError", testFailedPull},
 		{"FetchHonoursContext", testFetchHonoursContext},
 		{"TrimNeverCrossesAckFloor", testTrim},

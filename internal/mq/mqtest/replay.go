@@ -41,7 +41,7 @@ func testReplay(t *testing.T, nh NewHarness, _ Caps) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	c := &collector{events: make(chan mq.Event, 100)}
 	done := make(chan error, 1)
-	go func() { done <- q.Replay(ctx, "t", "replay", pos[3], c.fn) }()
+	go func() { done <- q.Replay(ctx, "t", "replay", mq.Cursor{After: pos[3]}, c.fn) }()
 	for i := 4; i < 10; i++ {
 		e := c.next(t, 10*time.Second)
 		if e.Record == nil || e.Record.Position != pos[i] || string(e.Record.Payload) != fmt.Sprintf(`{"i":%d}`, i) {
@@ -74,7 +74,7 @@ func testReplay(t *testing.T, nh NewHarness, _ Caps) {
 	defer cancel2()
 	c2 := &collector{events: make(chan mq.Event, 10)}
 	started := make(chan error, 1)
-	go func() { started <- q.Replay(ctx2, "t", "replay", mq.Latest, c2.fn) }()
+	go func() { started <- q.Replay(ctx2, "t", "replay", mq.Cursor{After: mq.Latest}, c2.fn) }()
 	// The reader may attach after a publish; publish until one arrives
 	// and check nothing older ever does.
 	deadline := time.Now().Add(10 * time.Second)
@@ -106,10 +106,11 @@ func testReplayReset(t *testing.T, nh NewHarness, _ Caps) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	c := &collector{events: make(chan mq.Event, 10)}
-	go func() { _ = q.Replay(ctx, "t", "reset", pos[1], c.fn) }()
+	go func() { _ = q.Replay(ctx, "t", "reset", mq.Cursor{After: pos[1]}, c.fn) }()
 	e := c.next(t, 10*time.Second)
-	if e.Reset == nil || e.Reset.Requested != pos[1] || e.Reset.First.Seq != pos[4].Seq {
-		t.Fatalf("first event %+v, want reset from %v to %v", e, pos[1], pos[4])
+	if r := e.Reset; r == nil || r.Reason != mq.ResetTrimmed || r.Requested != pos[1] || r.First.Seq != pos[4].Seq ||
+		r.After != (mq.Position{Seq: pos[4].Seq - 1, Index: ^uint32(0)}) {
+		t.Fatalf("first event %+v, want reset (trimmed) from %v to %v", e.Reset, pos[1], pos[4])
 	}
 	for _, want := range pos[4:] {
 		e := c.next(t, 10*time.Second)
@@ -121,7 +122,7 @@ func testReplayReset(t *testing.T, nh NewHarness, _ Caps) {
 	ctx2, cancel2 := context.WithCancel(ctxT(t))
 	defer cancel2()
 	c2 := &collector{events: make(chan mq.Event, 10)}
-	go func() { _ = q.Replay(ctx2, "t", "reset", pos[4], c2.fn) }()
+	go func() { _ = q.Replay(ctx2, "t", "reset", mq.Cursor{After: pos[4]}, c2.fn) }()
 	if e := c2.next(t, 10*time.Second); e.Record == nil || e.Record.Position != pos[5] {
 		t.Fatalf("event %+v, want record at %v", e, pos[5])
 	}

@@ -114,7 +114,7 @@ func testReplayUndecodableGap(t *testing.T, nh NewHarness, _ Caps) {
 	defer cancel()
 	c := &collector{events: make(chan mq.Event, 100)}
 	done := make(chan error, 1)
-	go func() { done <- q.Replay(ctx, tenant, table, mq.Position{}, c.fn) }()
+	go func() { done <- q.Replay(ctx, tenant, table, mq.Cursor{}, c.fn) }()
 	wantRecord := func(what string, pos mq.Position) {
 		t.Helper()
 		if e := c.next(t, 10*time.Second); e.Record == nil || e.Record.Position != pos {
@@ -148,7 +148,9 @@ func testReplayUndecodableGap(t *testing.T, nh NewHarness, _ Caps) {
 	ctx2, cancel2 := context.WithCancel(ctxT(t))
 	defer cancel2()
 	c2 := &collector{events: make(chan mq.Event, 10)}
-	go func() { _ = q.Replay(ctx2, tenant, table, mq.Position{Seq: bad, Index: ^uint32(0)}, c2.fn) }()
+	go func() {
+		_ = q.Replay(ctx2, tenant, table, mq.Cursor{After: mq.Position{Seq: bad, Index: ^uint32(0)}}, c2.fn)
+	}()
 	if e := c2.next(t, 10*time.Second); e.Record == nil || e.Record.Position != r1 {
 		t.Fatalf("resumed after the gap: event %+v, want record at %v", e, r1)
 	}

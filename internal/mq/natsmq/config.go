@@ -11,65 +11,88 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 )
 
-// TLS configures TLS to the NATS servers; all values are file paths.
+// TLS configures TLS to the NATS servers (mq.nats.tls). TLS is on when Enabled is true, when any
+// other field is set, or when a URL is tls://.
 type TLS struct {
-	// CAFile verifies the servers' certificates.
-	CAFile string `yaml:"ca_file"`
-	// CertFile and KeyFile are the client certificate (mutual TLS).
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	// Enabled turns TLS on with the system roots.
+	Enabled bool
+	// CAFile verifies the servers' certificates (PEM) instead of the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate (mutual TLS); both or neither.
+	CertFile string
+	KeyFile  string
+	// InsecureSkipVerify accepts any server certificate (testing only).
+	InsecureSkipVerify bool
 }
 
-// Config configures the external queue (mq.nats in config.yaml).
-type Config struct {
-	// URLs of the NATS servers (required), e.g. nats://nats-1:4222.
-	URLs []string `yaml:"urls"`
-	// CredsFile is a NATS credentials file (JWT + nkey seed).
-	CredsFile string `yaml:"creds_file"`
-	// NKeySeedFile is an nkey seed file.
-	NKeySeedFile string `yaml:"nkey_seed_file"`
-	// User and PasswordFile authenticate with a user name and a password
-	// read from a file.
-	User         string `yaml:"user"`
-	PasswordFile string `yaml:"password_file"`
-	// TLS to the servers.
-	TLS TLS `yaml:"tls"`
-	// ManageTopology creates and updates streams, consumers and the lease
-	// bucket (for development). Default false: the operator owns the
-	// topology (wavehouse mq manifests) and boot refuses when it differs.
-	ManageTopology bool `yaml:"manage_topology"`
-	// Prefix starts every subject and stream name. Default "wh".
-	Prefix string `yaml:"prefix"`
-	// Partitions is the number of partition streams. Default 4.
-	Partitions int `yaml:"partitions"`
-	// Replicas of every stream and bucket. Default 3.
-	Replicas int `yaml:"replicas"`
-	// MaxBytes bounds each partition stream. Default 1 GiB; -1 unlimited.
-	MaxBytes int64 `yaml:"max_bytes"`
-	// DLQMaxBytes bounds the dead-letter stream. Default 1 GiB; -1
-	// unlimited.
-	DLQMaxBytes int64 `yaml:"dlq_max_bytes"`
-	// DuplicateWindow is how long an idempotency key suppresses repeats.
-	// Default 2m.
-	DuplicateWindow time.Duration `yaml:"duplicate_window"`
-	// AckWait before an unacknowledged delivery is redelivered. Default 30s.
-	AckWait time.Duration `yaml:"ack_wait"`
-	// MaxAckPending bounds unacknowledged deliveries per partition.
-	// Default 10000.
-	MaxAckPending int `yaml:"max_ack_pending"`
-	// MaxFrameRecords bounds the records coalesced into one frame.
-	// Default 1024.
-	MaxFrameRecords int `yaml:"max_frame_records"`
-	// MaxFrameBytes bounds a coalesced frame (below the server's
-	// max_payload). Default 768 KiB.
-	MaxFrameBytes int `yaml:"max_frame_bytes"`
-	// PublishTimeout bounds one publish or API call. Default 5s.
-	PublishTimeout time.Duration `yaml:"publish_timeout"`
-	// ConnectTimeout bounds the first connection. Default 10s.
-	ConnectTimeout time.Duration `yaml:"connect_timeout"`
-	// ReconnectWait is the pause between reconnect attempts. Default 1s.
-	ReconnectWait time.Duration `yaml:"reconnect_wait"`
+// on reports whether TLS is requested.
+func (t TLS) on() bool {
+	return t.Enabled || t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify
 }
+
+// DefaultReplicas is the replica count of every stream and bucket; the boot config's default for
+// mq.nats.replicas is this constant.
+const DefaultReplicas = 3
+
+// Config configures the external queue. internal/app fills it from the boot config's mq and
+// mq.nats blocks; fields without a key keep the defaults of package jsmq.
+type Config struct {
+	// URLs of the NATS servers (mq.nats.urls; required), e.g. nats://nats-1:4222.
+	URLs []string
+	// CredsFile is a NATS credentials file, JWT + nkey seed (mq.nats.creds_file).
+	CredsFile string
+	// NKeySeedFile is an nkey seed file (mq.nats.nkey_seed_file).
+	NKeySeedFile string
+	// User and PasswordFile authenticate with a user name and a password read from a file
+	// (mq.nats.user, mq.nats.password_file).
+	User         string
+	PasswordFile string
+	// TLS to the servers (mq.nats.tls).
+	TLS TLS
+	// ManageTopology creates and updates streams, consumers and the lease bucket, for
+	// development (mq.nats.manage_topology). False: the operator owns the topology (wavehouse
+	// mq manifests) and boot refuses when it differs.
+	ManageTopology bool
+	// Prefix starts every subject and stream name (mq.prefix). Default jsmq.DefaultPrefix.
+	Prefix string
+	// Partitions is the number of partition streams (mq.partitions). Default
+	// jsmq.DefaultPartitions.
+	Partitions int
+	// Replicas of every stream and bucket (mq.nats.replicas). Default DefaultReplicas.
+	Replicas int
+	// MaxBytes bounds each partition stream. Default jsmq.DefaultMaxBytes; -1 unlimited.
+	MaxBytes int64
+	// DLQMaxBytes bounds the dead-letter stream. Default jsmq.DefaultDLQMaxBytes; -1
+	// unlimited.
+	DLQMaxBytes int64
+	// DuplicateWindow is how long an idempotency key suppresses repeats. Default
+	// jsmq.DefaultDuplicateWindow.
+	DuplicateWindow time.Duration
+	// AckWait before an unacknowledged delivery is redelivered (mq.ack_wait). Default
+	// jsmq.DefaultAckWait.
+	AckWait time.Duration
+	// MaxAckPending bounds unacknowledged deliveries per partition. Default
+	// jsmq.DefaultMaxAckPending.
+	MaxAckPending int
+	// MaxFrameRecords bounds the records coalesced into one frame. Default
+	// jsmq.DefaultMaxFrameRecords.
+	MaxFrameRecords int
+	// MaxFrameBytes bounds a coalesced frame (below the server's max_payload). Default
+	// jsmq.DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// PublishTimeout bounds one publish or API call. Default jsmq.DefaultPublishTimeout.
+	PublishTimeout time.Duration
+	// ConnectTimeout bounds the first connection. Default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// ReconnectWait is the pause between reconnect attempts. Default DefaultReconnectWait.
+	ReconnectWait time.Duration
+}
+
+// Connection defaults; they have no config key.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultReconnectWait  = time.Second
+)
 
 // Deps are the external queue's collaborators.
 type Deps struct {
@@ -81,56 +104,41 @@ type Deps struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Prefix == "" {
-		c.Prefix = "wh"
-	}
-	if c.Partitions == 0 {
-		c.Partitions = 4
-	}
 	if c.Replicas == 0 {
-		c.Replicas = 3
+		c.Replicas = DefaultReplicas
 	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = 1 << 30
-	}
-	if c.DLQMaxBytes == 0 {
-		c.DLQMaxBytes = 1 << 30
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = 2 * time.Minute
-	}
-	if c.AckWait == 0 {
-		c.AckWait = 30 * time.Second
-	}
-	if c.MaxAckPending == 0 {
-		c.MaxAckPending = 10000
-	}
+	t := c.topology().WithDefaults()
+	c.Prefix, c.Partitions, c.MaxBytes, c.DLQMaxBytes = t.Prefix, t.Partitions, t.MaxBytes, t.DLQMaxBytes
+	c.DuplicateWindow, c.AckWait, c.MaxAckPending = t.DuplicateWindow, t.AckWait, t.MaxAckPending
 	if c.MaxFrameRecords == 0 {
-		c.MaxFrameRecords = 1024
+		c.MaxFrameRecords = jsmq.DefaultMaxFrameRecords
 	}
 	if c.MaxFrameBytes == 0 {
-		c.MaxFrameBytes = 768 << 10
+		c.MaxFrameBytes = jsmq.DefaultMaxFrameBytes
 	}
 	if c.PublishTimeout == 0 {
-		c.PublishTimeout = 5 * time.Second
+		c.PublishTimeout = jsmq.DefaultPublishTimeout
 	}
 	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = 10 * time.Second
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	if c.ReconnectWait == 0 {
-		c.ReconnectWait = time.Second
+		c.ReconnectWait = DefaultReconnectWait
 	}
 	return c
 }
 
-// Topology returns the JetStream layout this config expects.
-func (c Config) Topology() jsmq.Topology {
-	c = c.withDefaults()
+func (c Config) topology() jsmq.Topology {
 	return jsmq.Topology{
 		Prefix: c.Prefix, Partitions: c.Partitions, Replicas: c.Replicas,
 		MaxBytes: c.MaxBytes, DLQMaxBytes: c.DLQMaxBytes,
 		DuplicateWindow: c.DuplicateWindow, AckWait: c.AckWait, MaxAckPending: c.MaxAckPending,
 	}
+}
+
+// Topology returns the JetStream layout this config expects.
+func (c Config) Topology() jsmq.Topology {
+	return c.withDefaults().topology()
 }
 
 // Validate reports every problem of c (after defaults), naming the key.
@@ -155,17 +163,18 @@ func (c Config) Validate() error {
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		errs = append(errs, errors.New("mq.nats.tls.cert_file and mq.nats.tls.key_file: set both or neither"))
 	}
+	// The fields below have no config key: only code sets them, so the messages name the field.
 	if c.MaxFrameRecords < 1 {
-		errs = append(errs, errors.New("mq.nats.max_frame_records: must be at least 1"))
+		errs = append(errs, errors.New("natsmq: MaxFrameRecords must be at least 1"))
 	}
 	if c.MaxFrameBytes < 1024 {
-		errs = append(errs, errors.New("mq.nats.max_frame_bytes: must be at least 1024"))
+		errs = append(errs, errors.New("natsmq: MaxFrameBytes must be at least 1024"))
 	}
 	if c.PublishTimeout < 0 || c.ConnectTimeout < 0 || c.ReconnectWait < 0 {
-		errs = append(errs, errors.New("mq.nats.publish_timeout, connect_timeout, reconnect_wait: must be positive"))
+		errs = append(errs, errors.New("natsmq: PublishTimeout, ConnectTimeout and ReconnectWait must be positive"))
 	}
 	if err := c.Topology().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("mq.nats: %w", err))
+		errs = append(errs, fmt.Errorf("mq: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -6,11 +6,10 @@ package natsmq
 
 import (
 	"context"
-	"errors"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -19,14 +18,13 @@ import (
 )
 
 // Queue is the external mq.Queue. Calls before Start fail with
-// mq.ErrUnavailable; calls after Close fail with mq.ErrClosed.
+// mq.ErrUnavailable; calls after Close fail with mq.ErrClosed. Start connects, then creates the
+// topology (manage_topology) or verifies it and refuses with every difference; the connection
+// reconnects by itself; Close ends subscriptions and closes the connection.
 type Queue struct {
-	jsmq.Handle
+	*jsmq.Lifecycle
 	cfg  Config
 	deps Deps
-
-	mu sync.Mutex
-	nc *nats.Conn
 }
 
 var _ mq.Queue = (*Queue)(nil)
@@ -36,7 +34,9 @@ func New(cfg Config, deps Deps) (*Queue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Queue{cfg: cfg.withDefaults(), deps: deps}, nil
+	q := &Queue{cfg: cfg.withDefaults(), deps: deps}
+	q.Lifecycle = jsmq.NewLifecycle(deps.Registerer, q.open)
+	return q, nil
 }
 
 // ConnectOptions returns the nats.go options for c's authentication and
@@ -69,6 +69,11 @@ func ConnectOptions(c Config) ([]nats.Option, error) {
 		}
 		opts = append(opts, nats.UserInfo(c.User, strings.TrimRight(string(pw), "\r\n")))
 	}
+	if c.TLS.on() {
+		// InsecureSkipVerify is opt-in and documented as testing only. RootCAs and ClientCert
+		// below add to this tls.Config.
+		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.TLS.InsecureSkipVerify}))
+	}
 	if c.TLS.CAFile != "" {
 		opts = append(opts, nats.RootCAs(c.TLS.CAFile))
 	}
@@ -78,29 +83,16 @@ func ConnectOptions(c Config) ([]nats.Option, error) {
 	return opts, nil
 }
 
-// Start connects, then creates the topology (manage_topology) or verifies
-// it and refuses with every difference. It is idempotent.
-func (q *Queue) Start(ctx context.Context) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if _, err := q.Handle.Queue(); errors.Is(err, mq.ErrClosed) {
-		return err
-	}
-	if q.nc != nil {
-		return nil
-	}
+// open connects and reconciles or verifies the topology (jsmq.OpenFunc).
+func (q *Queue) open(ctx context.Context, metrics *jsmq.Metrics) (*jsmq.Queue, func(), error) {
 	c := q.cfg
 	opts, err := ConnectOptions(c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	nc, err := nats.Connect(strings.Join(c.URLs, ","), opts...)
 	if err != nil {
-		return fmt.Errorf("%w: connect to %s: %w", mq.ErrUnavailable, strings.Join(c.URLs, ","), err)
-	}
-	var metrics *jsmq.Metrics
-	if q.deps.Registerer != nil {
-		metrics = jsmq.NewMetrics()
+		return nil, nil, fmt.Errorf("%w: connect to %s: %w", mq.ErrUnavailable, strings.Join(c.URLs, ","), err)
 	}
 	jq, err := jsmq.New(nc, jsmq.Options{
 		Metrics:         metrics,
@@ -123,42 +115,8 @@ func (q *Queue) Start(ctx context.Context) error {
 			}
 		}
 	}
-	if err == nil && metrics != nil {
-		err = metrics.Register(q.deps.Registerer, jq)
-	}
 	if err == nil {
-		err = q.Handle.Install(jq)
+		err = jq.ReconcileLayout(ctx)
 	}
-	if err == nil {
-		jq.ReportExtra(ctx)
-	}
-	if err != nil {
-		nc.Close()
-		return err
-	}
-	q.nc = nc
-	return nil
-}
-
-// Run starts the queue if needed and blocks until ctx ends; the connection
-// reconnects by itself.
-func (q *Queue) Run(ctx context.Context) error {
-	if err := q.Start(ctx); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	return nil
-}
-
-// Close ends subscriptions and closes the connection. It is idempotent.
-func (q *Queue) Close(ctx context.Context) error {
-	if !q.Handle.MarkClosed(ctx) {
-		return nil
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.nc != nil {
-		q.nc.Close()
-	}
-	return nil
+	return jq, nc.Close, err
 }

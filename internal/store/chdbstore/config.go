@@ -10,10 +10,10 @@ import (
 type Config struct {
 	// Path is the directory the engine keeps its databases in. Required; the application passes
 	// <data_dir>/chdb.
-	Path string `yaml:"path"`
+	Path string
 	// LibPath is the path of libchdb.so. Default: the CHDB_LIB_PATH environment variable, else
 	// libchdb.so next to the executable, else /usr/local/lib/libchdb.so.
-	LibPath string `yaml:"lib_path"`
+	LibPath string
 }
 
 // Validate reports every problem of the configuration at once, naming the key.

@@ -22,18 +22,8 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	}
 	var q strings.Builder
 	q.Grow(b.Bytes() + len(b.Rows) + 256)
-	q.WriteString("INSERT INTO ")
-	q.WriteString(sqlbind.QuoteIdent(b.Target.Database))
-	q.WriteByte('.')
-	q.WriteString(sqlbind.QuoteIdent(b.Table))
-	q.WriteString(" (")
-	for i, c := range b.Columns {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(sqlbind.QuoteIdent(c))
-	}
-	q.WriteString(") SETTINGS session_timezone = 'UTC', input_format_allow_errors_num = 0, input_format_skip_unknown_fields = 0, input_format_json_named_tuples_as_objects = 0")
+	sqlbind.InsertInto(&q, b.Target.Database, b.Table, b.Columns)
+	q.WriteString(" SETTINGS session_timezone = 'UTC', input_format_allow_errors_num = 0, input_format_skip_unknown_fields = 0, input_format_json_named_tuples_as_objects = 0")
 	if b.DedupToken != "" {
 		q.WriteString(", insert_deduplication_token = ")
 		q.WriteString(sqlbind.Quote(b.DedupToken))

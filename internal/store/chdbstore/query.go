@@ -27,13 +27,16 @@ func (s *Store) Query(ctx context.Context, target store.Target, q store.Query) (
 	}
 	settings := []sqlbind.Setting{sqlbind.String("session_timezone", "UTC")}
 	if d := q.Limits.MaxExecutionTime; d > 0 {
-		settings = append(settings, sqlbind.Float("max_execution_time", d.Seconds()))
+		settings = append(settings, sqlbind.Float("max_execution_time", d.Seconds()), sqlbind.String("timeout_overflow_mode", "throw"))
 	}
 	if n := q.Limits.MaxResultRows; n > 0 {
-		settings = append(settings, sqlbind.Int("max_result_rows", n), sqlbind.String("result_overflow_mode", "throw"))
+		settings = append(settings, sqlbind.Int("max_result_rows", n))
 	}
 	if n := q.Limits.MaxResultBytes; n > 0 {
 		settings = append(settings, sqlbind.Int("max_result_bytes", n))
+	}
+	if q.Limits.MaxResultRows > 0 || q.Limits.MaxResultBytes > 0 {
+		settings = append(settings, sqlbind.String("result_overflow_mode", "throw"))
 	}
 	if n := q.Limits.MaxMemoryUsage; n > 0 {
 		settings = append(settings, sqlbind.Int("max_memory_usage", n))

@@ -7,57 +7,70 @@ import (
 	"time"
 )
 
-// Config configures the ClickHouse server backend (store.backend: clickhouse).
+// Defaults of the settings the boot config exposes; its defaults for store.clickhouse.user,
+// dial_timeout and max_open_conns are these constants.
+const (
+	DefaultUsername     = "default"
+	DefaultDialTimeout  = 5 * time.Second
+	DefaultMaxOpenConns = 16
+)
+
+// Config configures the ClickHouse server backend (store.backend: clickhouse). internal/app fills
+// the default Endpoint, DialTimeout and MaxOpenConns from the store.clickhouse block; the other
+// fields have no config key.
 type Config struct {
 	// Endpoint is the default server; tenants without an entry in Tenants use it.
-	Endpoint `yaml:",inline"`
+	Endpoint
 	// Tenants overrides the server per tenant (address, credentials, TLS). Optional.
-	Tenants map[string]Endpoint `yaml:"tenants"`
+	Tenants map[string]Endpoint
 	// DialTimeout bounds connecting; an unreachable server fails with store.ErrUnavailable
-	// after it. Default 2s.
-	DialTimeout time.Duration `yaml:"dial_timeout"`
+	// after it (store.clickhouse.dial_timeout). Default DefaultDialTimeout.
+	DialTimeout time.Duration
 	// ReadTimeout bounds one read from the server (a query with no block for that long fails
 	// with store.ErrTimeout). Default 5m.
-	ReadTimeout time.Duration `yaml:"read_timeout"`
-	// MaxOpenConns is the pool size per tenant target. Default 10.
-	MaxOpenConns int `yaml:"max_open_conns"`
+	ReadTimeout time.Duration
+	// MaxOpenConns is the pool size per tenant target (store.clickhouse.max_open_conns).
+	// Default DefaultMaxOpenConns.
+	MaxOpenConns int
 	// MaxIdleConns is the number of idle connections kept per target. Default 5.
-	MaxIdleConns int `yaml:"max_idle_conns"`
+	MaxIdleConns int
 	// ConnMaxLifetime recycles connections. Default 1h.
-	ConnMaxLifetime time.Duration `yaml:"conn_max_lifetime"`
+	ConnMaxLifetime time.Duration
 	// Compression of native blocks: none, lz4 or zstd. Default lz4.
-	Compression string `yaml:"compression"`
+	Compression string
 	// Settings are integer server settings sent with every query (only integer and boolean
 	// settings travel over the native protocol to old servers), e.g.
 	// allow_experimental_low_cardinality_type: 1 for LowCardinality DDL on 18.16.
-	Settings map[string]int `yaml:"settings"`
+	Settings map[string]int
 }
 
 // Endpoint is where a ClickHouse server is and how to log in.
 type Endpoint struct {
-	// Addr lists native-protocol host:port addresses (tried in order). Default 127.0.0.1:9000.
-	Addr []string `yaml:"addr"`
-	// Username to log in as. Default "default".
-	Username string `yaml:"username"`
-	// PasswordFile is a file holding the password (trailing newline ignored). Empty: none.
-	PasswordFile string `yaml:"password_file"`
-	// TLS enables TLS to the server.
-	TLS TLSConfig `yaml:"tls"`
+	// Addr lists native-protocol host:port addresses, tried in order (store.clickhouse.addrs).
+	// Default 127.0.0.1:9000.
+	Addr []string
+	// Username to log in as (store.clickhouse.user). Default DefaultUsername.
+	Username string
+	// PasswordFile is a file holding the password, trailing newline ignored
+	// (store.clickhouse.password_file). Empty: none.
+	PasswordFile string
+	// TLS enables TLS to the server (store.clickhouse.tls; ServerName has no key).
+	TLS TLSConfig
 }
 
 // TLSConfig configures TLS to the server.
 type TLSConfig struct {
 	// Enabled turns TLS on.
-	Enabled bool `yaml:"enabled"`
+	Enabled bool
 	// CAFile is a PEM bundle to verify the server with; empty uses the system roots.
-	CAFile string `yaml:"ca_file"`
+	CAFile string
 	// CertFile and KeyFile are a client certificate, both or neither.
-	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	CertFile string
+	KeyFile  string
 	// ServerName overrides the name verified in the server certificate.
-	ServerName string `yaml:"server_name"`
+	ServerName string
 	// InsecureSkipVerify disables verification (tests only).
-	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	InsecureSkipVerify bool
 }
 
 // withDefaults returns c with zero fields set to their documented defaults.
@@ -66,16 +79,16 @@ func (c Config) withDefaults() Config {
 		c.Addr = []string{"127.0.0.1:9000"}
 	}
 	if c.Username == "" {
-		c.Username = "default"
+		c.Username = DefaultUsername
 	}
 	if c.DialTimeout == 0 {
-		c.DialTimeout = 2 * time.Second
+		c.DialTimeout = DefaultDialTimeout
 	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = 5 * time.Minute
 	}
 	if c.MaxOpenConns == 0 {
-		c.MaxOpenConns = 10
+		c.MaxOpenConns = DefaultMaxOpenConns
 	}
 	if c.MaxIdleConns == 0 {
 		c.MaxIdleConns = 5
@@ -92,45 +105,51 @@ func (c Config) withDefaults() Config {
 // Validate reports every problem of the configuration at once, naming the key.
 func (c Config) Validate() error {
 	var errs []error
-	errs = append(errs, c.Endpoint.validate("store.clickhouse")...)
+	errs = append(errs, c.Endpoint.validate("store.clickhouse.addrs", "store.clickhouse.tls")...)
 	for name, e := range c.Tenants {
 		if name == "" {
-			errs = append(errs, errors.New("store.clickhouse.tenants: empty tenant name"))
+			errs = append(errs, errors.New("clickhousestore: Tenants has an empty tenant name"))
 		}
-		errs = append(errs, e.validate("store.clickhouse.tenants."+name)...)
+		key := fmt.Sprintf("clickhousestore: Tenants[%q]", name)
+		errs = append(errs, e.validate(key+".Addr", key+".TLS")...)
 	}
 	if c.DialTimeout < 0 {
 		errs = append(errs, errors.New("store.clickhouse.dial_timeout: must not be negative"))
 	}
-	if c.ReadTimeout < 0 {
-		errs = append(errs, errors.New("store.clickhouse.read_timeout: must not be negative"))
+	if c.MaxOpenConns < 0 {
+		errs = append(errs, errors.New("store.clickhouse.max_open_conns: must not be negative"))
 	}
-	if c.MaxOpenConns < 0 || c.MaxIdleConns < 0 {
-		errs = append(errs, errors.New("store.clickhouse.max_open_conns/max_idle_conns: must not be negative"))
+	// The fields below have no config key: only code sets them, so the messages name the field.
+	if c.ReadTimeout < 0 {
+		errs = append(errs, errors.New("clickhousestore: ReadTimeout must not be negative"))
+	}
+	if c.MaxIdleConns < 0 {
+		errs = append(errs, errors.New("clickhousestore: MaxIdleConns must not be negative"))
 	}
 	if c.MaxOpenConns > 0 && c.MaxIdleConns > c.MaxOpenConns {
-		errs = append(errs, errors.New("store.clickhouse.max_idle_conns: must not exceed max_open_conns"))
+		errs = append(errs, fmt.Errorf("clickhousestore: MaxIdleConns %d must not exceed store.clickhouse.max_open_conns %d", c.MaxIdleConns, c.MaxOpenConns))
 	}
 	switch c.Compression {
 	case "", "none", "lz4", "zstd":
 	default:
-		errs = append(errs, fmt.Errorf("store.clickhouse.compression: %q is not one of none, lz4, zstd", c.Compression))
+		errs = append(errs, fmt.Errorf("clickhousestore: Compression %q is not one of none, lz4, zstd", c.Compression))
 	}
 	return errors.Join(errs...)
 }
 
-func (e Endpoint) validate(key string) []error {
+// validate names the endpoint's addresses addrKey and its TLS block tlsKey.
+func (e Endpoint) validate(addrKey, tlsKey string) []error {
 	var errs []error
 	for _, a := range e.Addr {
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			errs = append(errs, fmt.Errorf("%s.addr: %q is not host:port", key, a))
+			errs = append(errs, fmt.Errorf("%s: %q is not host:port", addrKey, a))
 		}
 	}
 	if (e.TLS.CertFile == "") != (e.TLS.KeyFile == "") {
-		errs = append(errs, fmt.Errorf("%s.tls: cert_file and key_file must be given together", key))
+		errs = append(errs, fmt.Errorf("%s: cert_file and key_file must be given together", tlsKey))
 	}
 	if !e.TLS.Enabled && (e.TLS.CAFile != "" || e.TLS.CertFile != "") {
-		errs = append(errs, fmt.Errorf("%s.tls: files given but tls.enabled is false", key))
+		errs = append(errs, fmt.Errorf("%s: files given but enabled is false", tlsKey))
 	}
 	return errs
 }

@@ -18,8 +18,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	for _, key := range []string{"store.clickhouse.addr", "store.clickhouse.tls", "store.clickhouse.tenants.acme.addr",
-		"store.clickhouse.dial_timeout", "store.clickhouse.max_idle_conns", "store.clickhouse.compression"} {
+	for _, key := range []string{"store.clickhouse.addrs", "store.clickhouse.tls", `Tenants["acme"].Addr`,
+		"store.clickhouse.dial_timeout", "MaxIdleConns", "Compression"} {
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("error does not name %s:\n%v", key, err)
 		}

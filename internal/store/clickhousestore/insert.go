@@ -29,18 +29,7 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	}
 	ctx = p.withDedupToken(ctx, b)
 	var q strings.Builder
-	q.WriteString("INSERT INTO ")
-	q.WriteString(sqlbind.QuoteIdent(b.Target.Database))
-	q.WriteByte('.')
-	q.WriteString(sqlbind.QuoteIdent(b.Table))
-	q.WriteString(" (")
-	for i, c := range b.Columns {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(sqlbind.QuoteIdent(c))
-	}
-	q.WriteByte(')')
+	sqlbind.InsertInto(&q, b.Target.Database, b.Table, b.Columns)
 	batch, err := p.conn.PrepareBatch(ctx, q.String())
 	if err != nil {
 		return translate(err, store.OpInsert)

@@ -38,14 +38,22 @@ func (s *Store) Query(ctx context.Context, target store.Target, q store.Query) (
 	if q.Limits.ReadOnly {
 		settings["readonly"] = 1
 	}
+	// A limit throws instead of truncating the result. Where only integer settings travel
+	// (18.16), throw is the server's default, which a settings profile could change.
 	if d := q.Limits.MaxExecutionTime; d > 0 {
 		settings["max_execution_time"] = int((d + time.Second - 1) / time.Second)
+		if p.stringSettings {
+			settings["timeout_overflow_mode"] = "throw"
+		}
 	}
 	if n := q.Limits.MaxResultRows; n > 0 {
 		settings["max_result_rows"] = int(n)
 	}
 	if n := q.Limits.MaxResultBytes; n > 0 {
 		settings["max_result_bytes"] = int(n)
+	}
+	if p.stringSettings && (q.Limits.MaxResultRows > 0 || q.Limits.MaxResultBytes > 0) {
+		settings["result_overflow_mode"] = "throw"
 	}
 	if n := q.Limits.MaxMemoryUsage; n > 0 {
 		settings["max_memory_usage"] = int(n)

@@ -58,6 +58,9 @@ type pool struct {
 	conn driver.Conn
 	// nativeParams is true when the server binds {name:Type} itself (revision ≥ 54459).
 	nativeParams bool
+	// stringSettings is true when query settings travel as strings (revision > 54429), so
+	// string settings such as result_overflow_mode can go with a query; 18.16 takes integers only.
+	stringSettings bool
 	// version is the server's major.minor.
 	major, minor uint64
 }
@@ -186,7 +189,7 @@ func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, e
 		_ = conn.Close()
 		return nil, translate(err, store.OpQuery)
 	}
-	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, major: v.Version.Major, minor: v.Version.Minor}
+	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, stringSettings: v.Revision > 54429, major: v.Version.Major, minor: v.Version.Minor}
 	s.log.Info("clickhouse connected", "addr", e.Addr, "version", v.Version.String(), "revision", v.Revision,
 		"native_parameters", p.nativeParams)
 	if !p.dedupTokenSupported() {

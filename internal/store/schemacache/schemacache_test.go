@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -125,10 +126,7 @@ func TestConcurrentMissesShareOneRead(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for r.reads.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond) // polling for the first read to start, not synchronising on time
-	}
+	poll.Until(t, 5*time.Second, "the first read started", func() bool { return r.reads.Load() > 0 })
 	close(r.gate)
 	wg.Wait()
 	if n := r.reads.Load(); n != 1 {
@@ -145,10 +143,7 @@ func TestInvalidateDuringReadIsNotCached(t *testing.T) {
 		defer close(done)
 		_, _ = c.Columns(context.Background(), tgt, "t")
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for r.reads.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, 5*time.Second, "the read started", func() bool { return r.reads.Load() > 0 })
 	c.Invalidate(tgt, "t")
 	close(r.gate)
 	<-done

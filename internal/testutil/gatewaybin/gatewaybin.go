@@ -28,6 +28,10 @@ func ModuleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
+// FaultsTag is the build tag of the crash tests' binary: serve gains --fault-kill-after, which
+// kills the process at a writer fault point (cmd/wavehouse/faults.go).
+const FaultsTag = "wavehouse_faults"
+
 // Build returns the binary named by WH_TEST_WAVEHOUSE_BIN, or builds ./cmd/wavehouse into a
 // temporary directory; cleanup removes what Build created. It is meant for TestMain, so it
 // reports errors instead of failing a test.
@@ -35,6 +39,16 @@ func Build() (path string, cleanup func(), err error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		return p, func() {}, nil
 	}
+	return build()
+}
+
+// BuildWithFaults builds ./cmd/wavehouse with the FaultsTag, always (a prebuilt binary may
+// lack the tag); cleanup removes it.
+func BuildWithFaults() (path string, cleanup func(), err error) {
+	return build("-tags", FaultsTag)
+}
+
+func build(flags ...string) (path string, cleanup func(), err error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", nil, err
@@ -44,7 +58,8 @@ func Build() (path string, cleanup func(), err error) {
 		return "", nil, err
 	}
 	path = filepath.Join(dir, "wavehouse")
-	cmd := exec.Command("go", "build", "-o", path, "./cmd/wavehouse")
+	args := append(append([]string{"build"}, flags...), "-o", path, "./cmd/wavehouse")
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -54,12 +69,13 @@ func Build() (path string, cleanup func(), err error) {
 	return path, func() { os.RemoveAll(dir) }, nil
 }
 
-// Env is the environment for a wavehouse process: the test's own minus WH_* variables other
-// than the test tooling's (WH_TEST_*), which would otherwise override the generated config.
+// Env is the environment for a wavehouse process: the test's own minus every WH_* variable,
+// which would otherwise override the generated config (the binary reads none of the test
+// tooling's WH_TEST_* ones).
 func Env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "WH_") && !strings.HasPrefix(kv, "WH_TEST_") {
+		if strings.HasPrefix(kv, "WH_") {
 			continue
 		}
 		env = append(env, kv)

@@ -73,6 +73,7 @@ type Process struct {
 	exitCode int // of the last run, valid once done is closed
 	starts   int
 	env      []string // added to the environment of the following starts (SetEnv)
+	args     []string // appended to the arguments of the following starts (SetArgs)
 	addrs    listenAddrs
 }
 
@@ -141,6 +142,14 @@ func (p *Process) SetEnv(kv ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.env = append([]string(nil), kv...)
+}
+
+// SetArgs sets arguments appended, after ProcessConfig.Args, to the command line of the
+// following starts (a fault flag for one run, say); with no arguments it clears them.
+func (p *Process) SetArgs(args ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.args = append([]string(nil), args...)
 }
 
 // APIURL is the base URL (http://host:port) of the API listener the process reported, or ""
@@ -248,14 +257,14 @@ func (p *Process) Launch(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := p.cfg.Args
+	args := append(slices.Clone(p.cfg.Args), p.args...)
 	env := append(append(Env(), p.cfg.Env...), p.env...)
 	if p.cfg.ListenAddrs {
 		if err := os.Remove(p.addrFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			logf.Close()
 			t.Fatal(err)
 		}
-		args = append(slices.Clone(args), "--listen-addr-file", p.addrFile())
+		args = append(args, "--listen-addr-file", p.addrFile())
 		// Variables override the config file: a restart comes back on the same addresses.
 		if p.addrs.Server != "" {
 			env = append(env, "WH_SERVER_LISTEN="+p.addrs.Server)

@@ -23,3 +23,19 @@ func TestUntil(t *testing.T) {
 		t.Fatalf("Until on a false condition failed with %q, want the timeout and what it waited for", msg)
 	}
 }
+
+// TestWithin reports whether the condition held in time, without failing the test when it did
+// not.
+func TestWithin(t *testing.T) {
+	var calls atomic.Int64
+	if !poll.Within(t, 10*time.Second, func() bool { return calls.Add(1) >= 2 }) || calls.Load() != 2 {
+		t.Fatalf("Within on a condition true at the second call: %d calls, want true after 2", calls.Load())
+	}
+	start := time.Now()
+	if poll.Within(t, 2*poll.Interval, func() bool { return false }) {
+		t.Fatal("Within on a false condition reported true")
+	}
+	if d := time.Since(start); d < 2*poll.Interval {
+		t.Fatalf("Within gave up after %v, before its timeout %v", d, 2*poll.Interval)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ClickHouse is a reachable ClickHouse server.
@@ -161,4 +162,20 @@ func (c *ClickHouse) Query(ctx context.Context, sql string) (string, error) {
 		return "", fmt.Errorf("clickhouse: status %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 	}
 	return string(body), nil
+}
+
+// CreateDatabase creates a database named UniqueName(t, prefix) on the server and drops it in
+// t.Cleanup, failing the test when it cannot be created.
+func (c *ClickHouse) CreateDatabase(t testing.TB, prefix string) string {
+	t.Helper()
+	db := UniqueName(t, prefix)
+	if _, err := c.Query(t.Context(), "CREATE DATABASE "+db); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = c.Query(ctx, "DROP DATABASE IF EXISTS "+db)
+	})
+	return db
 }

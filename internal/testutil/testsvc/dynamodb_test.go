@@ -1,12 +1,13 @@
 package testsvc
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // dynamoCall makes one DynamoDB JSON API call with dummy credentials.
@@ -46,14 +47,10 @@ func TestDynamoDBTableSurvivesRestart(t *testing.T) {
 	}
 	// A new table is CREATING until dynalite flips it to ACTIVE, even with
 	// --createTableMs 0, as on real DynamoDB: wait for it.
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	if err := poll(ctx, func() bool {
+	poll.Until(t, 30*time.Second, "the table ACTIVE", func() bool {
 		_, body := dynamoCall(t, d.Endpoint, "DescribeTable", `{"TableName":"`+table+`"}`)
 		return strings.Contains(body, `"TableStatus":"ACTIVE"`)
-	}); err != nil {
-		t.Fatalf("table never became ACTIVE: %v", err)
-	}
+	})
 	if code, body := dynamoCall(t, d.Endpoint, "PutItem", `{"TableName":"`+table+`","Item":{"pk":{"S":"a"}}}`); code != http.StatusOK {
 		t.Fatalf("PutItem: %d %s", code, body)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 func TestNATSClusterR3SurvivesOneNodeKilled(t *testing.T) {
@@ -46,15 +48,13 @@ func TestNATSClusterR3SurvivesOneNodeKilled(t *testing.T) {
 	c.Kill(t, victim)
 	// If the victim led the stream, a new leader is elected first; until
 	// then publishes get no responder, so retry within a deadline.
-	pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 	var perr error
-	if err := poll(pctx, func() bool {
-		actx, acancel := context.WithTimeout(pctx, 2*time.Second)
+	if !poll.Within(t, 60*time.Second, func() bool {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
 		defer acancel()
 		_, perr = js.Publish(actx, stream, []byte("during"), jetstream.WithMsgID("during"))
 		return perr == nil
-	}); err != nil {
+	}) {
 		t.Fatalf("publish with one of three nodes down: %v", perr)
 	}
 	c.Start(t, victim)

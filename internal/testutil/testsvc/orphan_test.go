@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestHelperHoldRedis is not a test on its own: run by
@@ -41,13 +43,11 @@ func TestChildDiesWithTestBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	var addr string
-	if err := poll(ctx, func() bool {
+	poll.Until(t, 60*time.Second, "the helper reporting its Redis address", func() bool {
 		b, err := os.ReadFile(out)
 		addr = string(b)
 		return err == nil
-	}); err != nil {
-		t.Fatalf("helper never reported its Redis address: %v", err)
-	}
+	})
 	if err := probeRedis(addr)(ctx); err != nil {
 		t.Fatalf("helper's Redis not answering: %v", err)
 	}
@@ -56,21 +56,5 @@ func TestChildDiesWithTestBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	if err := poll(ctx, func() bool { return probeTCP(addr)(ctx) != nil }); err != nil {
-		t.Fatalf("Redis at %s outlived its killed test binary: %v", addr, err)
-	}
-}
-
-// poll calls cond every pollInterval until it returns true or ctx ends.
-func poll(ctx context.Context, cond func() bool) error {
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
+	poll.Until(t, 60*time.Second, "Redis at "+addr+" gone with its killed test binary", func() bool { return probeTCP(addr)(ctx) != nil })
 }
