@@ -1,6 +1,6 @@
-// Package api is the public HTTP surface of the api role: ingest, tables, operator SQL and the
-// dead-letter queue (query, pipes and streams join as they land). It speaks to the layers only
-// through their contracts.
+// Package api is the public HTTP surface of the api role: ingest, query, pipes, streams, tables,
+// operator SQL and the dead-letter queue. It speaks to the layers only through their contracts.
+// Every error it answers has a stable code listed in docs/api.md.
 package api
 
 import (
@@ -128,7 +128,7 @@ func New(cfg Config, deps Deps) (*API, error) {
 func (a *API) Routes(mux *http.ServeMux) error {
 	routes := map[string]http.HandlerFunc{
 		"POST /v1/ingest/{table}":         a.ingest,
-		"POST /v1/query":                  a.query,
+		"POST /v1/query":                  a.read(a.deps.Query.ServeHTTPAllow, queryConfined),
 		"GET /v1/tables":                  a.listTables,
 		"GET /v1/tables/{table}":          a.getTable,
 		"POST /v1/ops/sql":                a.opsSQL,
@@ -139,8 +139,9 @@ func (a *API) Routes(mux *http.ServeMux) error {
 	}
 	if a.deps.Pipes != nil {
 		routes["GET /v1/pipes"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) }
-		routes["GET /v1/pipes/{name}"] = a.pipe
-		routes["POST /v1/pipes/{name}"] = a.pipe
+		pipe := a.read(a.deps.Pipes.ServeHTTPAllow, pipeConfined)
+		routes["GET /v1/pipes/{name}"] = pipe
+		routes["POST /v1/pipes/{name}"] = pipe
 	}
 	if a.deps.Stream != nil {
 		routes["GET /v1/stream/{table}"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Stream.ServeHTTP(w, r, a.tenant(r)) }
@@ -162,66 +163,75 @@ func (a *API) tenant(r *http.Request) string { return auth.TenantFromContext(r.C
 
 // target resolves the request's tenant, writing the error response when it cannot.
 func (a *API) target(w http.ResponseWriter, tenant string) (store.Target, bool) {
-	t, err := a.deps.Targets.Target(tenant)
-	if err != nil {
-		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "tenant.unknown", Message: err.Error()})
+	t, herr := a.targetOf(tenant)
+	if herr != nil {
+		httpx.WriteError(w, *herr)
 		return store.Target{}, false
 	}
 	return t, true
 }
 
-// storeError maps a store failure to a response.
+// targetOf resolves a tenant to its store target: 403 tenant.unknown when it has none.
+func (a *API) targetOf(tenant string) (store.Target, *httpx.Error) {
+	t, err := a.deps.Targets.Target(tenant)
+	if err != nil {
+		return store.Target{}, &httpx.Error{Status: http.StatusForbidden, Code: "tenant.unknown", Message: err.Error()}
+	}
+	return t, nil
+}
+
+// storeError writes the response to a store failure.
 func (a *API) storeError(w http.ResponseWriter, err error, table string) {
+	httpx.WriteError(w, *a.storeErr(err, table))
+}
+
+// storeErr maps a store failure to its answer.
+func (a *API) storeErr(err error, table string) *httpx.Error {
 	switch {
 	case errors.Is(err, store.ErrUnknownTable):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "table.unknown", Message: "table " + table + " does not exist"})
+		return &httpx.Error{Status: http.StatusNotFound, Code: "table.unknown", Message: "table " + table + " does not exist"}
 	case errors.Is(err, store.ErrUnknownDatabase):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "database.unknown", Message: err.Error()})
+		return &httpx.Error{Status: http.StatusNotFound, Code: "database.unknown", Message: err.Error()}
 	case store.IsTransient(err) || errors.Is(err, context.DeadlineExceeded):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "store.unavailable", Message: err.Error(), Retryable: true, RetryAfter: a.cfg.RetryAfter})
+		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "store.unavailable", Message: err.Error(), Retryable: true, RetryAfter: a.cfg.RetryAfter}
 	default:
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "store.rejected", Message: err.Error()})
+		return &httpx.Error{Status: http.StatusBadRequest, Code: "store.rejected", Message: err.Error()}
 	}
 }
 
-func (a *API) query(w http.ResponseWriter, r *http.Request) {
-	tenant := a.tenant(r)
-	target, ok := a.target(w, tenant)
-	if !ok {
-		return
+// readServer serves a read route (a query or a pipe) for tenant, whose tables live in target;
+// allow, when not nil, is the table check of the caller's key.
+type readServer func(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allow func(string) bool)
+
+// read serves a read route under one of the tenant's concurrent-query slots. confined says
+// whether the caller's key is checked against the tables the SQL reads.
+func (a *API) read(serve readServer, confined func(auth.Principal) bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tenant := a.tenant(r)
+		target, ok := a.target(w, tenant)
+		if !ok {
+			return
+		}
+		release, ok := a.querySlot(w, r, tenant)
+		if !ok {
+			return
+		}
+		defer release()
+		var allow func(string) bool
+		if p, _ := auth.FromContext(r.Context()); confined(p) {
+			allow = p.AllowsTable
+		}
+		serve(w, r, tenant, target, allow)
 	}
-	release, ok := a.querySlot(w, r, tenant)
-	if !ok {
-		return
-	}
-	defer release()
-	// A tenant key reads only its own database's tables, named plainly (and only the tables it
-	// is restricted to); the anonymous single-tenant principal is not confined.
-	var allow func(string) bool
-	if p, _ := auth.FromContext(r.Context()); !p.Anonymous {
-		allow = p.AllowsTable
-	}
-	a.deps.Query.ServeHTTPAllow(w, r, tenant, target, allow)
 }
 
-func (a *API) pipe(w http.ResponseWriter, r *http.Request) {
-	tenant := a.tenant(r)
-	target, ok := a.target(w, tenant)
-	if !ok {
-		return
-	}
-	release, ok := a.querySlot(w, r, tenant)
-	if !ok {
-		return
-	}
-	defer release()
-	// Pipes are the operator's SQL: only a key restricted to tables is checked against them.
-	var allow func(string) bool
-	if p, _ := auth.FromContext(r.Context()); len(p.Tables) > 0 {
-		allow = p.AllowsTable
-	}
-	a.deps.Pipes.ServeHTTPAllow(w, r, tenant, target, allow)
-}
+// queryConfined: a tenant key reads only its own database's tables, named plainly (and only the
+// tables it is restricted to); the anonymous single-tenant principal is not confined.
+func queryConfined(p auth.Principal) bool { return !p.Anonymous }
+
+// pipeConfined: pipes are the operator's SQL, so only a key restricted to tables is checked
+// against them.
+func pipeConfined(p auth.Principal) bool { return len(p.Tables) > 0 }
 
 // querySlot takes one of the tenant's concurrent-query slots, answering 429 when none is free.
 func (a *API) querySlot(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {

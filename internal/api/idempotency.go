@@ -48,6 +48,30 @@ func (c *claim) queueKey() string {
 // milliseconds, long before its lease would lapse.
 const maxInFlightRetryAfter = time.Second
 
+// idempotent runs handle, the rest of an ingest request, under the request's Idempotency-Key.
+// Without a key (or without a dedupe store) handle answers w directly. A key already answered
+// replays its recorded response; a key in flight or reused for another request is refused. A
+// won claim gives handle the queue message id of the request and a writer that holds the answer
+// until the idempotency record is settled, so a client that got a 2xx finds the record on any
+// retry, whenever it comes (the queue's duplicate window covers a retry only for minutes). It
+// returns the outcome to count. A handle that panics settles nothing: the claim's lease lapses
+// and the retry is processed as new (its publish is a duplicate in the queue's window).
+func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, queueKey string) string) string {
+	c, done, replayed := a.reserve(w, r, call.tenant, call.table, call.body)
+	switch {
+	case replayed:
+		return outcomeReplayed
+	case done:
+		return outcomeRejected
+	case c == nil:
+		return handle(w, "")
+	}
+	rec := &recorder{ResponseWriter: w}
+	outcome := handle(rec, c.queueKey())
+	a.settleThenSend(call.ctx, c, rec, w)
+	return outcome
+}
+
 // reserve handles the Idempotency-Key of an ingest request. It returns the claim to settle, or
 // done when it already answered (replayed is then true for a recorded response sent again). A
 // request without the header, or a server without a dedupe store, gets neither.
@@ -69,7 +93,7 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: err.Error()})
 		return nil, true, false
 	case errors.Is(err, context.Canceled):
-		httpx.WriteError(w, httpx.Error{Status: 499, Code: "ingest.canceled", Message: "request canceled", Retryable: true})
+		httpx.WriteError(w, httpx.Error{Status: statusClientClosed, Code: "ingest.canceled", Message: "request canceled", Retryable: true})
 		return nil, true, false
 	default:
 		a.deps.Log.WarnContext(r.Context(), "idempotency reserve failed", "error", err)
@@ -135,7 +159,7 @@ func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, clien
 
 // retryable statuses release the key: the same request may succeed later.
 func retryable(status int) bool {
-	return status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status == 499
+	return status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status == statusClientClosed
 }
 
 // fingerprint identifies the request a key was first used for: same tenant, table, body and

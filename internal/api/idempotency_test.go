@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/dedupe/localdedupe"
+	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 )
 
 // events records the order of what the idempotency path does.
@@ -118,5 +120,148 @@ func TestUnsettledRecordAnswersRetry(t *testing.T) {
 	a.settleThenSend(t.Context(), &claim{key: key, token: res.Claim.Token, fingerprint: "fp"}, rec, client)
 	if client.Code != http.StatusServiceUnavailable || !strings.Contains(client.Body.String(), "idempotency.unsettled") || client.Header().Get("Retry-After") == "" {
 		t.Fatalf("got %d %q (Retry-After %q), want 503 idempotency.unsettled with Retry-After", client.Code, client.Body.String(), client.Header().Get("Retry-After"))
+	}
+}
+
+// TestIdempotencyKeyOnTheRoute: the same key with the same request replays the recorded answer
+// byte for byte with Idempotent-Replayed and queues nothing again; with another body it is
+// 422 idempotency.key_reused; a malformed key is 400 idempotency.invalid_key.
+func TestIdempotencyKeyOnTheRoute(t *testing.T) {
+	f := newFixture(t, options{})
+	first := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "order-1")
+	wantJSON(t, first, http.StatusAccepted, nil)
+	again := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "order-1")
+	if again.status != http.StatusAccepted || string(again.body) != string(first.body) || again.header.Get(ReplayedHeader) != "true" {
+		t.Fatalf("retry: %d %s (replayed %q), want the first answer %s replayed", again.status, again.body, again.header.Get(ReplayedHeader), first.body)
+	}
+	wantError(t, f.ingest(t, f.all, "events", row2, IdempotencyHeader, "order-1"), http.StatusUnprocessableEntity, "idempotency.key_reused")
+	// The same key on another table is another key.
+	wantJSON(t, f.ingest(t, f.all, "other_table_missing", row1, IdempotencyHeader, "order-1"), http.StatusNotFound, nil)
+	for _, k := range []string{"bad\x01key", strings.Repeat("k", 256)} {
+		wantError(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, k), http.StatusBadRequest, "idempotency.invalid_key")
+	}
+	if n := len(f.settleQueued(t, nil)); n != 1 {
+		t.Fatalf("queued %d records, want 1: a replay must not enqueue again", n)
+	}
+	for outcome, want := range map[string]uint64{"accepted": 1, "replayed": 1, "rejected": 3, "error": 1} {
+		if got := histCount(t, f, outcome); got != want {
+			t.Errorf("outcome %s counted %d times, want %d", outcome, got, want)
+		}
+	}
+}
+
+// TestIdempotencyInFlightAndRelease: a key another request holds is 409 idempotency.in_flight
+// with a Retry-After of at most a second; a retryable failure (429 queue_full) releases the key,
+// so the retry is processed as new instead of replaying the 429; a dedupe store that cannot be
+// reached is 503 dedupe.unavailable.
+func TestIdempotencyInFlightAndRelease(t *testing.T) {
+	budget := atomic.Int64{}
+	budget.Store(1)
+	f := newFixture(t, options{queue: func(c *embeddedmq.Config) {
+		c.TenantBudget = func(string) int64 { return budget.Load() }
+	}})
+	req := httptest.NewRequest(http.MethodPost, "/v1/ingest/events", nil)
+	req.Header.Set("Content-Type", "application/json")
+	key := dedupe.Key{Tenant: "acme", Table: "events", ID: "held"}
+	if _, err := f.dedupe.Reserve(t.Context(), key, fingerprint(req, "acme", "events", []byte(row1)), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "held")
+	wantError(t, r, http.StatusConflict, "idempotency.in_flight")
+	if r.header.Get("Retry-After") != "1" {
+		t.Fatalf("Retry-After %q, want 1", r.header.Get("Retry-After"))
+	}
+
+	wantError(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "k2"), http.StatusTooManyRequests, "ingest.queue_full")
+	budget.Store(-1)
+	r = f.ingest(t, f.all, "events", row1, IdempotencyHeader, "k2")
+	wantJSON(t, r, http.StatusAccepted, nil)
+	if r.header.Get(ReplayedHeader) != "" {
+		t.Fatal("the retry after a 429 was answered from a record")
+	}
+
+	if err := f.dedupe.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "k3"), http.StatusServiceUnavailable, "dedupe.unavailable")
+	// Without a key the dedupe store is not needed.
+	wantJSON(t, f.ingest(t, f.all, "events", row1), http.StatusAccepted, nil)
+}
+
+// TestIdempotencyWithoutDedupeStore: with idempotency disabled the header is ignored: each
+// request is queued.
+func TestIdempotencyWithoutDedupeStore(t *testing.T) {
+	f := newFixture(t, options{noDedupe: true})
+	for range 2 {
+		r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "k")
+		wantJSON(t, r, http.StatusAccepted, nil)
+	}
+	if n := len(f.settleQueued(t, nil)); n != 2 {
+		t.Fatalf("queued %d records, want 2", n)
+	}
+}
+
+// TestIdempotencyPanicSettlesNothing: when the handler behind a won claim panics, no response is
+// recorded for the key (the old deferred settle recorded an empty 200 that every retry would
+// have replayed) and nothing reaches the client, so the panic recovery can answer 500.
+func TestIdempotencyPanicSettlesNothing(t *testing.T) {
+	f := newFixture(t, options{})
+	req := httptest.NewRequest(http.MethodPost, "/v1/ingest/events", nil)
+	req.Header.Set(IdempotencyHeader, "p1")
+	client := httptest.NewRecorder()
+	call := ingestCall{ctx: t.Context(), tenant: "acme", table: "events", body: []byte(row1)}
+	func() {
+		defer func() { _ = recover() }()
+		f.api.idempotent(client, req, call, func(w http.ResponseWriter, _ string) string {
+			w.WriteHeader(http.StatusAccepted)
+			panic("boom")
+		})
+	}()
+	rec, err := f.dedupe.Get(t.Context(), dedupe.Key{Tenant: "acme", Table: "events", ID: "p1"})
+	if err != nil || rec.State != dedupe.StatePending {
+		t.Fatalf("record %+v, %v; want the claim still pending", rec, err)
+	}
+	if client.Body.Len() != 0 || client.Code != http.StatusOK { // the recorder's untouched default
+		t.Fatalf("client got %d %q", client.Code, client.Body.String())
+	}
+}
+
+// TestIdempotencyRetentionPerTenant: a recorded response is kept for the tenant's own retention
+// (acme: 2h in its settings), else for Config.Idempotency.Retention (24h by default).
+func TestIdempotencyRetentionPerTenant(t *testing.T) {
+	f := newFixture(t, options{})
+	for _, c := range []struct {
+		tenant, key string
+		want        time.Duration
+	}{{"acme", f.all, 2 * time.Hour}, {"globex", f.other, 24 * time.Hour}} {
+		wantJSON(t, f.ingest(t, c.key, "events", row1, IdempotencyHeader, "r1"), http.StatusAccepted, nil)
+		rec, err := f.dedupe.Get(t.Context(), dedupe.Key{Tenant: c.tenant, Table: "events", ID: "r1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := time.Until(rec.ExpiresAt); rec.State != dedupe.StateCommitted || left > c.want || left < c.want-time.Minute {
+			t.Errorf("%s: %s, expires in %s; want committed for %s", c.tenant, rec.State, left, c.want)
+		}
+	}
+}
+
+// TestIdempotencyQueueWindowCoversLostRecord: when a keyed request's record is gone (a crash
+// between the publish and the commit; here the record is swept) a retry within the queue's
+// duplicate window is recognised by the queue: the same sequence, Idempotent-Replayed, and one
+// record queued, not two.
+func TestIdempotencyQueueWindowCoversLostRecord(t *testing.T) {
+	f := newFixture(t, options{})
+	var first, again ingestResponse
+	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost"), http.StatusAccepted, &first)
+	if n, err := f.dedupe.Sweep(t.Context(), time.Now().Add(3*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("swept %d records, %v; want the one", n, err)
+	}
+	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost")
+	wantJSON(t, r, http.StatusAccepted, &again)
+	if again.Sequence != first.Sequence || r.header.Get(ReplayedHeader) != "true" {
+		t.Fatalf("retry: sequence %s (first %s), replayed %q", again.Sequence, first.Sequence, r.header.Get(ReplayedHeader))
+	}
+	if n := len(f.settleQueued(t, nil)); n != 1 {
+		t.Fatalf("queued %d records, want 1", n)
 	}
 }

@@ -15,6 +15,16 @@ import (
 	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/store"
+)
+
+// The outcomes of an ingest request (the outcome label of wavehouse_ingest_request_duration_seconds).
+const (
+	outcomeAccepted = "accepted"
+	outcomeReplayed = "replayed"
+	outcomeRejected = "rejected"
+	outcomeLimited  = "limited"
+	outcomeError    = "error"
 )
 
 // ingestResponse is the body of a successful ingest.
@@ -28,121 +38,169 @@ type ingestResponse struct {
 	ErrorCount   int                `json:"error_count,omitempty"`
 }
 
+// ingestCall is one parsed ingest request: what the steps after parsing need of it.
+type ingestCall struct {
+	ctx           context.Context // the request's, with its trace id
+	start         time.Time
+	tenant, table string
+	partial       bool
+	wait          bool // ?wait=committed
+	traceparent   string
+	contentType   string
+	encoding      string
+	target        store.Target
+	cols          []store.Column
+	body          []byte // as sent (still compressed), read once
+}
+
+// ingest serves POST /v1/ingest/{table}: parse the request, hand it to the idempotency wrapper,
+// which runs the rest (validate, admit, publish, respond) and holds a keyed request's answer
+// until its record is settled.
 func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	tenant, table := a.tenant(r), r.PathValue("table")
-	outcome := "error"
+	outcome := outcomeError
 	defer func() { a.metrics.observeIngest(outcome, start) }()
-	if !validTableName(table) {
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_table", Message: "table name must be 1-255 printable characters"})
+	call, failed, herr := a.parseIngest(r, start)
+	if herr != nil {
+		outcome = failed
+		httpx.WriteError(w, *herr)
 		return
+	}
+	outcome = a.idempotent(w, r, call, func(w http.ResponseWriter, queueKey string) string {
+		return a.ingestRows(w, call, queueKey)
+	})
+}
+
+// parseIngest reads what the request asks for: the table, the query parameters, the trace
+// context, the tenant's target and the table's columns, and the body (bounded). On failure it
+// returns the error to answer and the outcome to count: a body that cannot be read is the
+// client's fault ("rejected"), the rest is counted as "error" as it always was.
+func (a *API) parseIngest(r *http.Request, start time.Time) (ingestCall, string, *httpx.Error) {
+	table := r.PathValue("table")
+	if !validTableName(table) {
+		return ingestCall{}, outcomeError, &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_table", Message: "table name must be 1-255 printable characters"}
 	}
 	q := r.URL.Query()
-	partial := q.Get("partial") == "true"
 	wait := q.Get("wait")
 	if wait != "" && wait != "committed" {
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_parameter", Message: `wait must be "committed" or absent`})
-		return
+		return ingestCall{}, outcomeError, &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_parameter", Message: `wait must be "committed" or absent`}
 	}
 	tp := traceparent(r.Header.Get("traceparent"))
-	ctx := logging.WithTraceID(r.Context(), tp[3:35])
-	target, ok := a.target(w, tenant)
-	if !ok {
-		return
+	call := ingestCall{
+		ctx: logging.WithTraceID(r.Context(), tp[3:35]), start: start, tenant: a.tenant(r), table: table,
+		partial: q.Get("partial") == "true", wait: wait == "committed", traceparent: tp,
+		contentType: r.Header.Get("Content-Type"), encoding: r.Header.Get("Content-Encoding"),
 	}
-	cols, err := a.deps.Schema.Columns(ctx, target, table)
+	var herr *httpx.Error
+	if call.target, herr = a.targetOf(call.tenant); herr != nil {
+		return ingestCall{}, outcomeError, herr
+	}
+	cols, err := a.deps.Schema.Columns(call.ctx, call.target, table)
 	if err != nil {
-		a.storeError(w, err, table)
-		return
+		return ingestCall{}, outcomeError, a.storeErr(err, table)
 	}
+	call.cols = cols
 	// The body is read once (bounded), so it can be validated again after a schema refresh.
-	body, herr := readRaw(r, a.cfg.Limits)
+	if call.body, herr = request.ReadRaw(r.Body, r.ContentLength, a.cfg.Limits); herr != nil {
+		return ingestCall{}, outcomeRejected, herr
+	}
+	return call, "", nil
+}
+
+// ingestRows validates, admits, publishes and answers one parsed request, writing to w, and
+// returns the outcome to count. queueKey, when not empty, is the queue message id that makes a
+// second publish of the same keyed request a duplicate.
+func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, queueKey string) string {
+	res, herr := a.validate(call)
 	if herr != nil {
-		outcome = "rejected"
 		httpx.WriteError(w, *herr)
-		return
+		return outcomeRejected
 	}
-	c, done, replayed := a.reserve(w, r, tenant, table, body)
-	if done {
-		if replayed {
-			outcome = "replayed"
-		} else {
-			outcome = "rejected"
-		}
-		return
+	if d, ok := a.admit(call, res.Accepted); !ok {
+		limits.Reject(w, d)
+		return outcomeLimited
 	}
-	if c != nil {
-		// The response is held until the idempotency record is settled, so a client that got
-		// a 2xx finds the record on any retry, whenever it comes (the queue's duplicate window
-		// covers a retry only for minutes).
-		rec := &recorder{ResponseWriter: w}
-		client := w
-		w = rec
-		defer func() { a.settleThenSend(ctx, c, rec, client) }()
+	pub, herr := a.publish(call, res, queueKey)
+	if herr != nil {
+		httpx.WriteError(w, *herr)
+		return outcomeError
 	}
-	ct, ce := r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding")
-	opts := request.Options{Partial: partial}
-	res, herr := request.Parse(ct, ce, bytes.NewReader(body), cols, a.cfg.Limits, opts)
+	return a.respond(w, call, res, pub)
+}
+
+// validate checks every row against the table's columns, once more against freshly read
+// columns when a row names a column the cached schema lacks (the table may have gained it).
+// A request with no valid row is refused, partial or not.
+func (a *API) validate(call ingestCall) (request.Result, *httpx.Error) {
+	opts := request.Options{Partial: call.partial}
+	res, herr := request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), call.cols, a.cfg.Limits, opts)
 	if mentionsUnknownColumn(res, herr) {
-		// The table may have gained a column since the schema was cached.
-		if fresh, err := a.deps.Schema.Refresh(ctx, target, table); err == nil && len(fresh) != len(cols) {
-			res, herr = request.Parse(ct, ce, bytes.NewReader(body), fresh, a.cfg.Limits, opts)
+		if fresh, err := a.deps.Schema.Refresh(call.ctx, call.target, call.table); err == nil && len(fresh) != len(call.cols) {
+			res, herr = request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), fresh, a.cfg.Limits, opts)
 		}
 	}
 	if herr != nil {
-		outcome = "rejected"
-		httpx.WriteError(w, *herr)
-		return
+		return request.Result{}, herr
 	}
 	a.metrics.rowsRejected.Add(float64(res.Rejected))
 	if res.Accepted == 0 {
-		outcome = "rejected"
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_rows", Message: "no row of the request is valid",
-			Details: request.InvalidRows{Total: res.Total, Rejected: res.Rejected, ErrorCount: res.ErrorCount, Errors: res.Errors}})
-		return
+		return request.Result{}, &httpx.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidRows, Message: "no row of the request is valid",
+			Details: request.InvalidRows{Total: res.Total, Rejected: res.Rejected, ErrorCount: res.ErrorCount, ErrorsByCode: res.ErrorsByCode, Errors: res.Errors}}
 	}
-	if p, ok := auth.FromContext(ctx); ok {
-		if d := a.deps.Limits.AllowRows(ctx, tenant, p.KeyID, res.Accepted); !d.Allowed {
-			outcome = "limited"
-			limits.Reject(w, d)
-			return
-		}
+	return res, nil
+}
+
+// admit charges the accepted rows to the key's and the tenant's rows-per-second buckets.
+func (a *API) admit(call ingestCall, rows int) (limits.Decision, bool) {
+	p, ok := auth.FromContext(call.ctx)
+	if !ok {
+		return limits.Decision{}, true
 	}
+	d := a.deps.Limits.AllowRows(call.ctx, call.tenant, p.KeyID, rows)
+	return d, d.Allowed
+}
+
+// publish encodes the accepted rows once and stores them in the queue as one record; a 2xx may
+// only follow a nil error (the record is durable then).
+func (a *API) publish(call ingestCall, res request.Result, queueKey string) (mq.PublishResult, *httpx.Error) {
 	data, err := payload.Encode(res.Segments)
 	if err != nil {
-		httpx.WriteError(w, httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()})
-		return
+		return mq.PublishResult{}, &httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
 	}
 	rec := mq.Record{
-		Tenant: tenant, Table: table, Payload: data, AcceptedAt: start,
-		Headers: map[string]string{mq.HeaderTraceparent: tp},
-	}
-	if c != nil {
+		Tenant: call.tenant, Table: call.table, Payload: data, AcceptedAt: call.start,
+		Headers: map[string]string{mq.HeaderTraceparent: call.traceparent},
 		// Within the queue's duplicate window a second publish of this key is dropped, which
 		// covers a crash between this publish and the idempotency commit.
-		rec.IdempotencyKey = c.queueKey()
+		IdempotencyKey: queueKey,
 	}
-	pub, err := a.deps.Queue.Publish(ctx, rec)
+	pub, err := a.deps.Queue.Publish(call.ctx, rec)
 	if err != nil {
-		a.publishError(w, err)
-		return
+		return mq.PublishResult{}, a.publishErr(err)
 	}
-	outcome = "accepted"
+	return pub, nil
+}
+
+// respond answers a published request: 202 with the counts and the queue position, or with
+// ?wait=committed the outcome of its insert (bounded).
+func (a *API) respond(w http.ResponseWriter, call ingestCall, res request.Result, pub mq.PublishResult) string {
+	outcome := outcomeAccepted
 	if pub.Duplicate {
 		// The queue already holds this request (a retry after a commit that was lost): answer
 		// with the first position and say so.
 		w.Header().Set(ReplayedHeader, "true")
-		outcome = "replayed"
+		outcome = outcomeReplayed
 	} else {
 		a.metrics.rowsAccepted.Add(float64(res.Accepted))
 	}
 	resp := ingestResponse{Accepted: res.Accepted, Rejected: res.Rejected, Sequence: pub.Position.String(), Errors: res.Errors, ErrorCount: res.ErrorCount}
 	status := http.StatusAccepted
-	if wait == "committed" {
-		status = a.waitCommitted(ctx, tenant, table, pub.Position, &resp)
+	if call.wait {
+		status = a.waitCommitted(call.ctx, call.tenant, call.table, pub.Position, &resp)
 	}
-	w.Header().Set("traceparent", tp)
+	w.Header().Set("traceparent", call.traceparent)
 	httpx.WriteJSON(w, status, resp)
+	return outcome
 }
 
 // waitCommitted waits (bounded) until the record is settled and fills the response: 200 when
@@ -167,39 +225,24 @@ func (a *API) waitCommitted(ctx context.Context, tenant, table string, pos mq.Po
 	return http.StatusOK
 }
 
-func (a *API) publishError(w http.ResponseWriter, err error) {
+// publishErr maps a failed publish to its answer. Only ErrQueueFull and ErrTooLarge say the
+// record was surely not stored; every other failure may have stored it, so the client is told
+// to retry with the same Idempotency-Key.
+func (a *API) publishErr(err error) *httpx.Error {
 	switch {
 	case errors.Is(err, mq.ErrQueueFull):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusTooManyRequests, Code: "ingest.queue_full", Message: "the tenant's queue budget is exhausted; retry later", Retryable: true, RetryAfter: a.cfg.RetryAfter})
+		return &httpx.Error{Status: http.StatusTooManyRequests, Code: "ingest.queue_full", Message: "the tenant's queue budget is exhausted; retry later", Retryable: true, RetryAfter: a.cfg.RetryAfter}
 	case errors.Is(err, mq.ErrTooLarge):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "ingest.body_too_large", Message: err.Error()})
+		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: request.CodeBodyTooLarge, Message: err.Error()}
 	case errors.Is(err, context.Canceled):
-		httpx.WriteError(w, httpx.Error{Status: 499, Code: "ingest.canceled", Message: "request canceled before the rows were stored; they may or may not be queued", Retryable: true})
+		return &httpx.Error{Status: statusClientClosed, Code: "ingest.canceled", Message: "request canceled before the rows were stored; they may or may not be queued", Retryable: true}
 	default:
-		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "ingest.queue_unavailable", Message: "the queue did not confirm the rows are stored; retry with the same Idempotency-Key", Retryable: true, RetryAfter: a.cfg.RetryAfter})
+		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "ingest.queue_unavailable", Message: "the queue did not confirm the rows are stored; retry with the same Idempotency-Key", Retryable: true, RetryAfter: a.cfg.RetryAfter}
 	}
 }
 
-// readRaw reads the body as sent, refusing more than the limit.
-func readRaw(r *http.Request, lim request.Limits) ([]byte, *httpx.Error) {
-	max := lim.MaxBodyBytes
-	if max <= 0 {
-		max = request.DefaultMaxBodyBytes
-	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength <= max {
-		buf.Grow(int(r.ContentLength))
-	}
-	n, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, max))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || n > max {
-			return nil, &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "ingest.body_too_large", Message: "the body exceeds the limit of the request size"}
-		}
-		return nil, &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.read_failed", Message: "reading the body failed: " + err.Error()}
-	}
-	return buf.Bytes(), nil
-}
+// statusClientClosed is nginx's 499: the client went away before the answer was known.
+const statusClientClosed = 499
 
 func mentionsUnknownColumn(res request.Result, herr *httpx.Error) bool {
 	errs := res.Errors
@@ -211,7 +254,7 @@ func mentionsUnknownColumn(res request.Result, herr *httpx.Error) bool {
 		errs = d.Errors
 	}
 	for _, e := range errs {
-		if e.Code == "unknown_column" {
+		if e.Code == request.RowUnknownColumn {
 			return true
 		}
 	}

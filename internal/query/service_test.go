@@ -14,6 +14,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/cache/localcache"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
+	"github.com/wavehouse/wavehouse/internal/testutil/chdbtest"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -25,45 +26,18 @@ type fixture struct {
 	target store.Target
 }
 
-// engine is the process's one chDB engine, shared by every test of this package (the engine
-// cannot be opened twice in a process). TestMain closes it before the process exits.
-var engine *chdbstore.Store
+// engine is the process's one chDB engine, shared by every test of this package.
+var engine chdbtest.Engine
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if engine != nil {
-		_ = engine.Close(context.Background())
-	}
-	if engineDir != "" {
-		_ = os.RemoveAll(engineDir)
-	}
+	engine.Close()
 	os.Exit(code)
-}
-
-var engineDir string
-
-func sharedEngine(t testing.TB) *chdbstore.Store {
-	t.Helper()
-	if engine != nil {
-		return engine
-	}
-	lib := testsvc.CHDBLib(t)
-	dir, err := os.MkdirTemp("", "wh-query-chdb-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	engineDir = dir
-	s, err := chdbstore.New(chdbstore.Config{Path: dir, LibPath: lib}, chdbstore.Deps{})
-	if err != nil {
-		t.Fatalf("open engine: %v", err)
-	}
-	engine = s
-	return engine
 }
 
 func newFixture(t testing.TB, wrap func(store.Querier) store.Querier) *fixture {
 	t.Helper()
-	s := sharedEngine(t)
+	s := engine.Store(t)
 	db := testsvc.UniqueName(t, "q")
 	target := store.Target{Tenant: "t1", Database: db}
 	ctx := t.Context()

@@ -15,9 +15,15 @@ import (
 // again with the same token is dropped: where the gateway promises exactly once.
 const dedupDDL = "CREATE TABLE %s (id UInt64, k UInt8) ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 1000"
 
-// allInOneConfig is the embedded default (chDB, embedded queue fsynced on every publish, local
-// dedupe) with idempotency on.
-func allInOneConfig(lib, dir string) string {
+// chdbStoreYAML is the store section (the lines under store:) of the embedded default.
+func chdbStoreYAML(lib string) string {
+	return fmt.Sprintf("  backend: chdb\n  chdb:\n    lib_path: %q\n", lib)
+}
+
+// allInOneConfig is the all-in-one process over the embedded queue (fsynced on every publish)
+// and local dedupe with idempotency on, with the given store section (chdbStoreYAML: the
+// embedded default).
+func allInOneConfig(dir, storeYAML string) string {
 	return fmt.Sprintf(`server:
   listen: 127.0.0.1:0
 ops:
@@ -33,16 +39,13 @@ ingest:
 idempotency:
   enabled: true
 store:
-  backend: chdb
-  chdb:
-    lib_path: %q
-mq:
+%smq:
   backend: embedded
   embedded:
     sync: always
 dedupe:
   backend: local
-`, filepath.Join(dir, "data"), lib)
+`, filepath.Join(dir, "data"), storeYAML)
 }
 
 // TestChaosAllInOneSIGKILL kills the all-in-one process (embedded default) with SIGKILL at
@@ -53,19 +56,8 @@ func TestChaosAllInOneSIGKILL(t *testing.T) {
 		t.Skip("chaos: skipped under -short")
 	}
 	lib := testsvc.CHDBLib(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(allInOneConfig(lib, dir)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
-		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, ListenAddrs: true,
-	})
-	ops := p.OpsURL()
-	api := loadClient(p.APIURL())
-	t.Cleanup(api.HTTP.CloseIdleConnections)
-	tg := target{api: api, ops: ops, dedupes: true, ddl: dedupDDL, read: readThroughGateway(api), writer: newInDoubt(t.Context(), ops),
-		writerLog: func() string { return p.Tail(6000) }}
+	p, tg := startAllInOne(t, chdbStoreYAML(lib))
+	tg.ddl, tg.read = dedupDDL, readThroughGateway(tg.api)
 	runScenario(t, "all-in-one (chDB, embedded queue): SIGKILL the process", "chaos_allinone", tg, fault{
 		name: "SIGKILL all-in-one",
 		inject: func(t *testing.T, _ *rand.Rand) {
@@ -74,4 +66,23 @@ func TestChaosAllInOneSIGKILL(t *testing.T) {
 			p.Start(t)
 		},
 	})
+}
+
+// startAllInOne starts the all-in-one process with the store section storeYAML and returns
+// it with a target that deduplicates, reads nothing yet and watches the process's writer; the
+// caller sets how the table is created and read.
+func startAllInOne(t *testing.T, storeYAML string) (*gatewaybin.Process, target) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(allInOneConfig(dir, storeYAML)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+		Name: "all-in-one", Binary: binaryPath, Args: []string{"serve", "--config", cfg}, Dir: dir, ListenAddrs: true,
+	})
+	api := loadClient(p.APIURL())
+	t.Cleanup(api.HTTP.CloseIdleConnections)
+	return p, target{api: api, ops: p.OpsURL(), dedupes: true, writer: newInDoubt(t.Context(), p.OpsURL()),
+		writerLog: func() string { return p.Tail(6000) }}
 }

@@ -35,8 +35,10 @@ type target struct {
 	ops string
 	// dedupes says the table deduplicates inserts by token: a duplicate fails the scenario.
 	dedupes bool
-	// ddl creates the table; %s is its name.
+	// ddl creates the table through the gateway's /v1/ops/sql; %s is its name.
 	ddl string
+	// create, when set, creates the table instead of ddl (on every node of a cluster, say).
+	create func(t *testing.T, table string)
 	// read counts what the table holds.
 	read reader
 	// writer accumulates the writer's in-doubt counter across the process's lives.
@@ -92,7 +94,11 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedO
 	s, n := seed(t), cycles(t)
 	rng := scenarioRand(s, name)
 	t.Logf("scenario %q: %d cycles, seed %d (%s=%d replays its fault moments)", name, n, s, envSeed, s)
-	opsSQL(t, tg.api, fmt.Sprintf(tg.ddl, table))
+	if tg.create != nil {
+		tg.create(t, table)
+	} else {
+		opsSQL(t, tg.api, fmt.Sprintf(tg.ddl, table))
+	}
 
 	l := newLedger()
 	g := startLoad(t.Context(), tg.api, table, fmt.Sprintf("%s-%d", table, time.Now().UnixNano()), l)

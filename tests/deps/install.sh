@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh [all|clickhouse|nats|redis|dynalite|chdb|chromium|tools|lint]...
+# install.sh [all|clickhouse|zookeeper|nats|redis|dynalite|chdb|chromium|tools|lint]...
 #
 # Installs what the WaveHouse tests and `make run` need, skipping whatever is
 # already present; safe to run twice and from several shells at once (a lock
@@ -7,6 +7,7 @@
 # it took.
 #
 #   clickhouse  Debian clickhouse-server + clickhouse-client (apt)
+#   zookeeper   Debian zookeeper 3.8 with a Java runtime (apt), for the ClickHouse cluster
 #   redis       Debian redis-server (apt)
 #   nats        nats-server built from the module in go.mod into bin/nats-server
 #   dynalite    dynalite@4.0.0 (npm) under $WH_CACHE_DIR/dynalite
@@ -66,6 +67,11 @@ install_clickhouse() {
 	# The package's postinst cannot start the server without systemd; that
 	# is expected and harmless (start.sh and the Go helpers start it).
 	apt_install clickhouse-server clickhouse-client
+}
+
+install_zookeeper() {
+	zookeeper_classpath >/dev/null && return "$PRESENT"
+	apt_install zookeeper
 }
 
 install_redis() {
@@ -184,10 +190,10 @@ main() {
 	[ "$#" -eq 0 ] && set -- all
 	for arg in "$@"; do
 		case "$arg" in
-		all) comps+=(clickhouse redis nats dynalite chdb chromium tools) ;;
-		clickhouse | redis | nats | dynalite | chdb | chromium | tools | lint) comps+=("$arg") ;;
-		-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) die "unknown component '$arg' (want all|clickhouse|nats|redis|dynalite|chdb|chromium|tools|lint)" ;;
+		all) comps+=(clickhouse zookeeper redis nats dynalite chdb chromium tools) ;;
+		clickhouse | zookeeper | redis | nats | dynalite | chdb | chromium | tools | lint) comps+=("$arg") ;;
+		-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) die "unknown component '$arg' (want all|clickhouse|zookeeper|nats|redis|dynalite|chdb|chromium|tools|lint)" ;;
 		esac
 	done
 	mkdir -p "$WH_CACHE_DIR"

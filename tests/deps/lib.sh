@@ -34,6 +34,24 @@ find_clickhouse_server() {
 	return 1
 }
 
+# ZOOKEEPER_JARS are the jars (under $WH_ZOOKEEPER_JARS, default /usr/share/java) a standalone
+# ZooKeeper needs; the same list as internal/testutil/testsvc/zookeeper.go.
+ZOOKEEPER_JARS="zookeeper.jar zookeeper-jute.jar slf4j-api.jar slf4j-simple.jar metrics-core.jar
+netty-handler.jar netty-common.jar netty-buffer.jar netty-transport.jar netty-codec.jar
+netty-resolver.jar netty-transport-native-epoll.jar netty-transport-native-unix-common.jar"
+
+# zookeeper_classpath prints the class path of the packaged ZooKeeper server, if installed
+# (Debian's zookeeper package, which brings a Java runtime).
+zookeeper_classpath() {
+	local dir="${WH_ZOOKEEPER_JARS:-/usr/share/java}" cp="" j
+	command -v "${WH_JAVA_BIN:-java}" >/dev/null 2>&1 || return 1
+	for j in $ZOOKEEPER_JARS; do
+		[ -f "$dir/$j" ] || return 1
+		cp="${cp:+$cp:}$dir/$j"
+	done
+	echo "$cp"
+}
+
 # find_redis_server prints the redis-server path, if installed.
 find_redis_server() {
 	if [ -n "${WH_REDIS_SERVER_BIN:-}" ]; then echo "$WH_REDIS_SERVER_BIN"; return; fi

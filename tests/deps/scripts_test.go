@@ -1,5 +1,6 @@
 // Package deps_test checks the dependency scripts in tests/deps: start.sh
-// brings up every shared server and writes env.sh, a second start.sh is a
+// brings up every shared server (the 2 × 2 ClickHouse cluster and its
+// ZooKeeper too) and writes env.sh, a second start.sh is a
 // no-op, and stop.sh stops them all and is safe to repeat.
 package deps_test
 
@@ -81,10 +82,13 @@ func reachable(addr string) bool {
 // rather than letting start.sh install it from inside a test.
 func requireBinaries(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"/usr/sbin/clickhouse-server", "/usr/bin/redis-server", "curl"} {
+	for _, bin := range []string{"/usr/sbin/clickhouse-server", "/usr/bin/redis-server", "curl", "java"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			testsvc.Missing(t, "%s: run tests/deps/install.sh", bin)
 		}
+	}
+	if _, err := os.Stat("/usr/share/java/zookeeper.jar"); err != nil {
+		testsvc.Missing(t, "zookeeper: run tests/deps/install.sh zookeeper (%v)", err)
 	}
 	root, _ := filepath.Abs("../..")
 	nats := os.Getenv("WH_NATS_SERVER_BIN")
@@ -129,6 +133,7 @@ func TestStartStopScripts(t *testing.T) {
 	for _, k := range []string{
 		"WH_TEST_CLICKHOUSE_ADDR", "WH_TEST_CLICKHOUSE_HTTP_ADDR", "WH_TEST_NATS_URL",
 		"WH_TEST_REDIS_ADDR", "WH_TEST_DYNAMODB_ENDPOINT", "CHDB_LIB_PATH", "WH_NATS_SERVER_BIN",
+		"WH_TEST_ZOOKEEPER_ADDR", "WH_TEST_CH_CLUSTER_NAME", "WH_TEST_CH_CLUSTER_ADDRS", "WH_TEST_CH_CLUSTER_HTTP_ADDRS",
 	} {
 		if env[k] == "" {
 			t.Errorf("env.sh does not export %s", k)
@@ -146,6 +151,19 @@ func TestStartStopScripts(t *testing.T) {
 	}
 	if !httpOK(t, env["WH_TEST_DYNAMODB_ENDPOINT"]+"/") {
 		t.Error("dynalite not serving")
+	}
+	clusterNative := strings.Split(env["WH_TEST_CH_CLUSTER_ADDRS"], ",")
+	clusterHTTP := strings.Split(env["WH_TEST_CH_CLUSTER_HTTP_ADDRS"], ",")
+	if len(clusterNative) != 4 || len(clusterHTTP) != 4 {
+		t.Fatalf("cluster addresses: %q and %q, want four of each", clusterNative, clusterHTTP)
+	}
+	for i := range clusterNative {
+		if !httpOK(t, "http://"+clusterHTTP[i]+"/ping") || !reachable(clusterNative[i]) {
+			t.Errorf("cluster node %d not serving", i+1)
+		}
+	}
+	if !reachable(env["WH_TEST_ZOOKEEPER_ADDR"]) {
+		t.Error("ZooKeeper not serving")
 	}
 	before, err := os.ReadFile(envPath)
 	if err != nil {
@@ -169,6 +187,7 @@ func TestStartStopScripts(t *testing.T) {
 	for name, addr := range map[string]string{
 		"ClickHouse": env["WH_TEST_CLICKHOUSE_ADDR"], "NATS": natsAddr,
 		"Redis": env["WH_TEST_REDIS_ADDR"], "dynalite": strings.TrimPrefix(env["WH_TEST_DYNAMODB_ENDPOINT"], "http://"),
+		"ZooKeeper": env["WH_TEST_ZOOKEEPER_ADDR"], "cluster node s1r1": clusterNative[0], "cluster node s2r2": clusterNative[3],
 	} {
 		if reachable(addr) {
 			t.Errorf("%s still accepting connections at %s after stop.sh", name, addr)

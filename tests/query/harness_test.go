@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -23,50 +22,22 @@ import (
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
-	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
+	"github.com/wavehouse/wavehouse/internal/testutil/chdbtest"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
-// engine is the process's one chDB engine (it cannot be opened twice in a process), shared by
-// every test of this package and closed by TestMain.
-var engine struct {
-	mu  sync.Mutex
-	s   *chdbstore.Store
-	dir string
-}
+// engine is the process's one chDB engine, shared by every test of this package and closed by
+// TestMain.
+var engine chdbtest.Engine
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if engine.s != nil {
-		_ = engine.s.Close(context.Background())
-	}
-	if engine.dir != "" {
-		_ = os.RemoveAll(engine.dir)
-	}
+	engine.Close()
 	os.Exit(code)
 }
 
-func chdbStore(t testing.TB) store.Store {
-	t.Helper()
-	engine.mu.Lock()
-	defer engine.mu.Unlock()
-	if engine.s != nil {
-		return engine.s
-	}
-	lib := testsvc.CHDBLib(t)
-	dir, err := os.MkdirTemp("", "wh-querytests-chdb-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := chdbstore.New(chdbstore.Config{Path: dir, LibPath: lib}, chdbstore.Deps{})
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		t.Fatalf("open engine: %v", err)
-	}
-	engine.s, engine.dir = s, dir
-	return s
-}
+func chdbStore(t testing.TB) store.Store { return engine.Store(t) }
 
 func clickhouseStore(t testing.TB, addr string) store.Store {
 	t.Helper()

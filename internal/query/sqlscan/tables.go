@@ -77,7 +77,8 @@ func scanTables(stmt []token) (tables []Table, sure bool) {
 			}
 			s.list(i + 1)
 		case t.is("IN"):
-			if i+1 < len(stmt) && !stmt[i+1].isPunct("(") && !stmt[i+1].isPunct("[") {
+			if i+1 < len(stmt) && !stmt[i+1].isPunct("(") && !stmt[i+1].isPunct("[") &&
+				!(stmt[i+1].isPunct("{") && !namesIdentifier(stmt, i+1)) { // "x IN {set:Array(T)}" is a value
 				s.ref(i + 1) // "x IN t" reads table t.
 			}
 		case t.kind == tokWord && i+1 < len(stmt) && stmt[i+1].isPunct("("):
@@ -86,7 +87,9 @@ func scanTables(stmt []token) (tables []Table, sure bool) {
 				s.sure = false
 			}
 		case t.isPunct("{"):
-			s.sure = false // a query parameter may name a table or database.
+			if namesIdentifier(stmt, i) {
+				s.sure = false // an Identifier parameter may name a table or database.
+			}
 		}
 	}
 	for tbl := range s.seen {
@@ -94,6 +97,17 @@ func scanTables(stmt []token) (tables []Table, sure bool) {
 	}
 	slices.SortFunc(tables, func(a, b Table) int { return strings.Compare(a.String(), b.String()) })
 	return tables, s.sure
+}
+
+// namesIdentifier reports whether the query parameter opening at toks[i] ("{name:Type}") may
+// name a table or database: its type is Identifier, or it is not a well-formed parameter. A
+// parameter of any other type is a value; in a table position it is still no plain name, so
+// ref makes the scan unsure there.
+func namesIdentifier(toks []token, i int) bool {
+	if i+4 >= len(toks) || toks[i+1].kind != tokWord || !toks[i+2].isPunct(":") || toks[i+3].kind != tokWord {
+		return true
+	}
+	return toks[i+3].text == "Identifier"
 }
 
 type tableScan struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
@@ -28,15 +29,15 @@ func (p *pool) withDedupToken(ctx context.Context, b store.Batch) context.Contex
 	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_deduplication_token": b.DedupToken}))
 }
 
-// InsertDeduplicated implements store.DedupReporter: the server honours tokens and the table
-// keeps a deduplication log (a Replicated* engine, or non_replicated_deduplication_window > 0).
+// InsertDeduplicated implements store.DedupReporter: the table keeps a deduplication log — a
+// Replicated* engine, or, where the server honours tokens (22.2 and later), a MergeTree with
+// non_replicated_deduplication_window > 0. A server without tokens (18.16) deduplicates a
+// Replicated table by the checksum of each block's content instead, which catches an in-doubt
+// batch because the writer rebuilds it identically (tests in cluster_test.go and tests/chaos).
 func (s *Store) InsertDeduplicated(ctx context.Context, target store.Target, table string) (bool, error) {
 	p, err := s.pool(ctx, target)
 	if err != nil {
 		return false, err
-	}
-	if !p.dedupTokenSupported() {
-		return false, nil
 	}
 	var engine, create string
 	err = p.conn.QueryRow(ctx, "SELECT engine, create_table_query FROM system.tables WHERE database = ? AND name = ?",
@@ -46,6 +47,9 @@ func (s *Store) InsertDeduplicated(ctx context.Context, target store.Target, tab
 			return false, s.missing(ctx, p, target, table)
 		}
 		return false, translate(err, store.OpSchema)
+	}
+	if !p.dedupTokenSupported() && !strings.HasPrefix(engine, "Replicated") {
+		return false, nil
 	}
 	return store.TableDeduplicates(engine, create), nil
 }

@@ -194,8 +194,9 @@ func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, e
 		"native_parameters", p.nativeParams)
 	if !p.dedupTokenSupported() {
 		s.log.Warn("this ClickHouse server has no insert_deduplication_token (added in 22.2): a batch in doubt after a crash "+
-			"between its insert and its acknowledgement is inserted again, so inserts are at least once, not exactly once; "+
-			"counted in wavehouse_ingest_in_doubt_batches_total{outcome=\"reinserted_not_deduplicated\"}",
+			"between its insert and its acknowledgement is inserted again, so inserts into MergeTree tables are at least once, not exactly once; "+
+			"counted in wavehouse_ingest_in_doubt_batches_total{outcome=\"reinserted_not_deduplicated\"}; "+
+			"Replicated* tables drop the identical re-insert by block checksum (exactly once)",
 			"addr", e.Addr, "version", v.Version.String())
 	}
 	return p, nil

@@ -73,7 +73,7 @@ func StartClickHouse(t testing.TB) *ClickHouseProcess {
 	cp.p = launch(t, "clickhouse-server", 2, func(ports []int) (*process, error) {
 		httpAddr, nativeAddr := hostPort(ports[0]), hostPort(ports[1])
 		cfg := filepath.Join(dir, "config.xml")
-		if err := os.WriteFile(cfg, []byte(clickHouseConfig(dir, usersXML, ports[0], ports[1])), 0o644); err != nil {
+		if err := os.WriteFile(cfg, []byte(clickHouseConfig(chConfig{dir: dir, usersXML: usersXML, httpPort: ports[0], tcpPort: ports[1]})), 0o644); err != nil {
 			return nil, err
 		}
 		cp.NativeAddr, cp.HTTPAddr = nativeAddr, httpAddr
@@ -101,11 +101,26 @@ func (c *ClickHouseProcess) Kill(t testing.TB) { t.Helper(); c.killT(t) }
 // waits until it is ready. It does nothing when the server is running.
 func (c *ClickHouseProcess) Start(t testing.TB) { t.Helper(); c.startT(t) }
 
+// chConfig is what a server config varies in.
+type chConfig struct {
+	dir, usersXML     string
+	httpPort, tcpPort int
+	// markCacheBytes, when set, sizes the mark cache and turns the uncompressed cache off
+	// (cluster nodes: four servers on a small machine); 0 gives 64 MiB to each.
+	markCacheBytes int
+	// extra is inserted as is before the end of the config (cluster sections).
+	extra string
+}
+
 // clickHouseConfig renders a minimal server config for ClickHouse 18.16 and
 // later: everything under dir, loopback only, no query or part logs.
-func clickHouseConfig(dir, usersXML string, httpPort, tcpPort int) string {
-	data := filepath.Join(dir, "data") + "/"
-	logs := filepath.Join(dir, "log")
+func clickHouseConfig(c chConfig) string {
+	data := filepath.Join(c.dir, "data") + "/"
+	logs := filepath.Join(c.dir, "log")
+	mark, uncompressed := 64<<20, 64<<20
+	if c.markCacheBytes > 0 {
+		mark, uncompressed = c.markCacheBytes, 0
+	}
 	return fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
     <logger>
@@ -121,8 +136,8 @@ func clickHouseConfig(dir, usersXML string, httpPort, tcpPort int) string {
     <max_connections>4096</max_connections>
     <keep_alive_timeout>3</keep_alive_timeout>
     <max_concurrent_queries>200</max_concurrent_queries>
-    <uncompressed_cache_size>67108864</uncompressed_cache_size>
-    <mark_cache_size>67108864</mark_cache_size>
+    <uncompressed_cache_size>%[6]d</uncompressed_cache_size>
+    <mark_cache_size>%[7]d</mark_cache_size>
     <path>%[4]s</path>
     <tmp_path>%[4]stmp/</tmp_path>
     <user_files_path>%[4]suser_files/</user_files_path>
@@ -132,8 +147,8 @@ func clickHouseConfig(dir, usersXML string, httpPort, tcpPort int) string {
     <default_database>default</default_database>
     <timezone>UTC</timezone>
     <mlock_executable>false</mlock_executable>
-</yandex>
-`, logs, httpPort, tcpPort, data, usersXML)
+%[8]s</yandex>
+`, logs, c.httpPort, c.tcpPort, data, c.usersXML, uncompressed, mark, c.extra)
 }
 
 // Query runs sql over the HTTP interface as user default and returns the

@@ -1,0 +1,29 @@
+package request
+
+import (
+	"io"
+
+	"github.com/wavehouse/wavehouse/internal/httpx"
+)
+
+// ReadRaw reads an ingest body as sent (still compressed), refusing more than lim.MaxBodyBytes,
+// for a caller that must keep the bytes: to fingerprint them, or to [Parse] them again after a
+// schema refresh. sizeHint (the request's Content-Length, 0 when unknown) presizes the buffer.
+// Its failures are the ones Parse reports for the same body: 413 ingest.body_too_large
+// (http.MaxBytesReader's error included) and 400 ingest.body_read_failed.
+func ReadRaw(body io.Reader, sizeHint int64, lim Limits) ([]byte, *httpx.Error) {
+	lim = lim.withDefaults()
+	var buf []byte
+	if sizeHint > 0 && sizeHint <= lim.MaxBodyBytes {
+		buf = make([]byte, 0, sizeHint+1) // +1: reading EOF needs room for one more byte
+	}
+	src := &bodyReader{r: body, n: lim.MaxBodyBytes + 1}
+	out, over, err := readLimited(src, lim.MaxBodyBytes, buf)
+	if over {
+		return nil, bodyTooLarge(lim.MaxBodyBytes, false)
+	}
+	if err != nil {
+		return nil, readErr(err, lim.MaxBodyBytes)
+	}
+	return out, nil
+}
