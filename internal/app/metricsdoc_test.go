@@ -3,7 +3,6 @@ package app
 import (
 	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/ops"
+	"github.com/wavehouse/wavehouse/internal/testutil/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated reference in docs/metrics.md")
@@ -213,26 +213,7 @@ func TestMetricsReference(t *testing.T) {
 			t.Errorf("restTypes lists %s, whose type the processes tell: remove it", name)
 		}
 	}
-	raw, err := os.ReadFile(metricsDocPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(raw)
-	i, j := strings.Index(doc, beginMetricsList), strings.Index(doc, endMetricsList)
-	if i < 0 || j < i {
-		t.Fatalf("%s lacks the generated-list markers", metricsDocPath)
-	}
-	want := doc[:i+len(beginMetricsList)] + metricsMarkdown(all) + doc[j:]
-	if want == doc {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(metricsDocPath, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s is out of date with the registered metrics: run make docs", metricsDocPath)
+	golden.Section(t, metricsDocPath, beginMetricsList, endMetricsList, metricsMarkdown(all), "run make docs", *update)
 }
 
 // metricsMarkdown renders the families as one table per subsystem (the name's second word).
