@@ -102,7 +102,7 @@ var (
 		"Record bytes of a tenant in the queue not yet acknowledged by the ingest consumer, as this process charges them to the tenant's budget; only for tenants with bytes queued, on a queue with tenant budgets (mq.embedded).",
 		[]string{"tenant"}, nil)
 	descTenantBudget = prometheus.NewDesc("wavehouse_mq_tenant_budget_bytes",
-		"The queue byte budget of a tenant with bytes queued (settings limits.queue_max_bytes, else mq.embedded.tenant_max_bytes); 0 when the tenant is unlimited. Publishes beyond it answer 429 ingest.queue_full.",
+		"The queue byte budget of a tenant with bytes queued (queue_max_bytes in the tenant's settings file, else mq.embedded.tenant_max_bytes); 0 when the tenant is unlimited. Publishes beyond it answer 429 ingest.queue_full.",
 		[]string{"tenant"}, nil)
 )
 
