@@ -137,7 +137,9 @@ func TestTracingLinksRequestPublishInsert(t *testing.T) {
 		t.Fatalf("query: %d %s %s", q.code, q.header.Get("X-Cache"), q.raw)
 	}
 	poll.Until(t, 10*time.Second, "query, cache fill and store query spans exported", func() bool {
-		qs := rcv.find(func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "POST /v1/query" })
+		qs := rcv.find(func(s *tracepb.Span) bool {
+			return s.Kind == tracepb.Span_SPAN_KIND_SERVER && s.Name == "POST /v1/query"
+		})
 		if qs == nil {
 			return false
 		}
