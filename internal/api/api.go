@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
@@ -88,7 +87,7 @@ type Deps struct {
 	SettingsReload http.Handler
 	Registerer     prometheus.Registerer
 	Log            *slog.Logger
-	// Tracer starts the publish spans; nil means the no-op tracer (tracing off).
+	// Tracer starts the publish spans; nil: none (tracing off).
 	Tracer trace.Tracer
 }
 
@@ -118,9 +117,6 @@ func New(cfg Config, deps Deps) (*API, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
-	}
-	if deps.Tracer == nil {
-		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	m, err := newMetrics(deps.Registerer)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // The outcomes of an ingest request (the outcome label of wavehouse_ingest_request_duration_seconds).
@@ -178,7 +179,7 @@ func (a *API) publish(call ingestCall, res request.Result, queueKey string) (mq.
 		// covers a crash between this publish and the idempotency commit.
 		IdempotencyKey: queueKey,
 	}
-	ctx, span := a.deps.Tracer.Start(call.ctx, "publish", trace.WithSpanKind(trace.SpanKindProducer))
+	ctx, span := tracing.Start(call.ctx, a.deps.Tracer, "publish", trace.SpanKindProducer)
 	defer span.End()
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("wavehouse.table", call.table), attribute.Int("wavehouse.rows", res.Accepted))

@@ -19,7 +19,6 @@ import (
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
 	"github.com/wavehouse/wavehouse/internal/stream"
-	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // apiDeps is what the API listener serves over.
@@ -49,7 +48,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	}
 	in := e.cfg.Ingest
 	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter),
-		Tracer: e.tracer.Tracer(tracing.ScopeName)})
+		Tracer: e.tracer.Scoped()})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +66,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		Query: q, Pipes: ph, Stream: st, Store: d.store.store, Schema: d.schema, Targets: d.targets, Queue: d.queue, DLQ: d.queue.DLQ(),
 		Invalidator: d.inv, Auth: d.authn, Limits: d.limiter, Retention: d.settings.retention,
 		SettingsReload: d.settings.mgr.ReloadHandler(), Registerer: e.reg, Log: e.log,
-		Tracer: e.tracer.Tracer(tracing.ScopeName),
+		Tracer: e.tracer.Scoped(),
 	}
 	if d.commits != nil {
 		deps.Commits = d.commits

@@ -6,7 +6,6 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/schemacache"
-	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // ingestDeps is what the ingest role's writer works over.
@@ -41,7 +40,7 @@ func buildIngest(e env, d ingestDeps) (Component, error) {
 		Metrics:  m,
 		Breakers: e.breakers,
 		Fault:    d.fault,
-		Tracer:   e.tracer.Tracer(tracing.ScopeName),
+		Tracer:   e.tracer.Scoped(),
 		Log:      e.log.With("component", compIngest),
 		Hooks: writer.Hooks{
 			Inserted: d.inv.BumpTable,

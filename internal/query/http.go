@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // body is the JSON of POST /v1/query.
@@ -200,7 +202,7 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		if v, err := s.view(ctx, key); err == nil {
 			return flightResult{body: v, hit: true}, nil
 		}
-		fctx, span := s.deps.Tracer.Start(context.WithoutCancel(ctx), "cache fill")
+		fctx, span := tracing.Start(context.WithoutCancel(ctx), s.deps.Tracer, "cache fill", trace.SpanKindInternal)
 		defer span.End()
 		out, err := s.buffered(fctx, target, req, b)
 		if err != nil {

@@ -18,13 +18,13 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/query/sqlscan"
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // Config configures the service. Zero fields take the defaults of DefaultConfig.
@@ -114,9 +114,6 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
-	}
-	if deps.Tracer == nil {
-		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	if deps.Limits == nil {
 		deps.Limits = func(string) Limits { return Limits{} }
@@ -233,7 +230,7 @@ func (s *Service) buffered(ctx context.Context, target store.Target, req Request
 // returned; errors after it are reported inside the document and also returned.
 func (s *Service) execute(ctx context.Context, target store.Target, req Request, b bounds, w interface{ Write([]byte) (int, error) }, started func()) error {
 	s.executions.Add(1)
-	ctx, span := s.deps.Tracer.Start(ctx, "query", trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := tracing.Start(ctx, s.deps.Tracer, "query", trace.SpanKindClient)
 	defer span.End()
 	rows, err := s.deps.Store.Query(ctx, target, storeQuery(req, b))
 	if err != nil {

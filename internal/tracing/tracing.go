@@ -2,8 +2,8 @@
 // the instrumented packages share: the W3C traceparent of a span context and back, so that a
 // request's context can ride in the queue headers to the insert that carries its rows.
 //
-// Off (the default), the provider is the no-op one: no span is recorded, nothing is exported,
-// and instrumented code pays one interface call per span it would start.
+// Off (the default), the provider is the no-op one and Scoped is nil: Start then returns at once
+// without allocating, nothing is recorded or exported, and the HTTP middleware is not installed.
 package tracing
 
 import (
@@ -38,6 +38,14 @@ type Provider struct {
 	// On is true when spans are recorded and exported.
 	On       bool
 	shutdown func(context.Context) error
+}
+
+// Scoped is the tracer of wavehouse's own spans, nil when tracing is off (see Start).
+func (p Provider) Scoped() trace.Tracer {
+	if !p.On {
+		return nil
+	}
+	return p.Tracer(ScopeName)
 }
 
 // Shutdown exports the spans still buffered and stops the exporter; a no-op when off.

@@ -3,6 +3,8 @@ package tracing
 import (
 	"context"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 func TestTraceparentRoundTrip(t *testing.T) {
@@ -39,5 +41,21 @@ func TestNewOffUnlessEnabled(t *testing.T) {
 		if err := p.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
+	}
+}
+
+// TestStartOffAllocatesNothing: with tracing off (nil tracer) a span costs no allocation and
+// leaves the context as it was, so the request's span is not replaced by a no-op one.
+func TestStartOffAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		c, span := Start(ctx, nil, "publish", trace.SpanKindProducer)
+		span.End()
+		if c != ctx || span.IsRecording() {
+			t.Fatal("off: context replaced or span recording")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Start with tracing off: %v allocations, want 0", allocs)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/tracing"
 )
 
 // settleTimeout bounds acks, naks and dead-lettering, which must run even while the writer is
@@ -275,7 +276,7 @@ func (w *Writer) insert(ctx context.Context, target store.Target, table string, 
 	}
 	ictx, cancel := context.WithTimeout(ctx, w.cfg.InsertTimeout)
 	defer cancel()
-	ictx, span := w.deps.Tracer.Start(ictx, "insert", trace.WithSpanKind(trace.SpanKindClient))
+	ictx, span := tracing.Start(ictx, w.deps.Tracer, "insert", trace.SpanKindClient)
 	defer span.End()
 	if span.IsRecording() {
 		traceInsert(span, table, units, len(b.Rows))

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -93,9 +92,6 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
-	}
-	if deps.Tracer == nil {
-		deps.Tracer = noop.NewTracerProvider().Tracer("")
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
