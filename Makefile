@@ -40,8 +40,9 @@ bench: ## run the benchmarks (services started as for make test)
 image: ## build the container image $(IMAGE) (the Kubernetes manifests' image; also wavehouse:local for compose)
 	docker build -f deployments/Dockerfile --build-arg LDFLAGS="$(LDFLAGS)" -t $(IMAGE) -t wavehouse:local .
 
-docs: ## regenerate the generated parts of docs/
+docs: ## regenerate the generated parts of docs/ (the metrics reference starts the test services it needs)
 	$(GO) test ./internal/config -run TestConfigurationDoc -update
+	CHDB_LIB_PATH="$${CHDB_LIB_PATH:-$$(tests/deps/chdb-lib.sh)}" $(GO) test ./internal/app -run TestMetricsReference -update
 
 deps: ## install every external dependency the tests use (idempotent)
 	tests/deps/install.sh all

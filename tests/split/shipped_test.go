@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,9 @@ type shippedGateway struct {
 	Name, Role, Config string
 	Env                []string
 	Mounts             map[string]string // container path → file or directory here
+	// Health is the deployment's healthcheck (compose) or readiness probe (Kubernetes): the
+	// wavehouse arguments, with container paths.
+	Health []string
 }
 
 // pathEnv maps every file and directory the config names into the host paths of the deployment's
@@ -146,7 +150,9 @@ func mergeData(data, stringData map[string]string) map[string]string {
 // (listeners on loopback port 0, the servers', the queue's prefix and replicas, files from the
 // deployment's mounts); the security settings stay as shipped. Every process becomes ready; on
 // each api process a request without a key to /v1/ops/sql is refused 401, the shipped operator
-// key runs operator SQL, and operator SQL reading the host's files is refused.
+// key runs operator SQL, and operator SQL reading the host's files is refused. The shipped
+// healthcheck (compose) or readiness probe (Kubernetes) command, with its paths mapped and the
+// ops address the process bound, exits 0 while the process is ready and 1 once it has stopped.
 func TestShippedConfigsBoot(t *testing.T) {
 	gateways := append(composeGateways(t), kubernetesGateways(t)...)
 	if t.Failed() {
@@ -182,6 +188,7 @@ func TestShippedConfigsBoot(t *testing.T) {
 				"WH_DEDUPE_DYNAMODB_ACCESS_KEY_ID_FILE="+creds, "WH_DEDUPE_DYNAMODB_SECRET_ACCESS_KEY_FILE="+creds)
 			p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{Name: g.Name, Binary: binaryPath,
 				Args: []string{"serve", "--config", g.Config}, Env: env, Dir: t.TempDir(), ListenAddrs: true})
+			checkShippedHealth(t, g, p, env)
 			if g.Role != roleAPI {
 				return
 			}
@@ -231,4 +238,28 @@ func operatorKeyFile(t *testing.T, g shippedGateway) string {
 		t.Fatalf("%s: auth %+v: a shipped api config needs an operator key and no allow_anonymous", g.Name, c.Auth)
 	}
 	return c.Auth.OperatorKeyFile
+}
+
+// checkShippedHealth runs g's healthcheck against the running process p (exit 0), then stops p
+// and runs it again (exit 1); env is p's environment, the ops address p bound added.
+func checkShippedHealth(t *testing.T, g shippedGateway, p *gatewaybin.Process, env []string) {
+	t.Helper()
+	if len(g.Health) < 2 || g.Health[0] != "health" {
+		t.Fatalf("%s: healthcheck %q is not wavehouse health", g.Name, g.Health)
+	}
+	args := slices.Clone(g.Health)
+	for i, a := range args {
+		if host, ok := g.hostPath(a); ok && strings.HasPrefix(a, "/") {
+			args[i] = host
+		}
+	}
+	env = append(slices.Clone(env), "WH_OPS_LISTEN="+strings.TrimPrefix(p.OpsURL(), "http://"))
+	if code, out := runBinary(t, env, args...); code != 0 {
+		t.Errorf("%s: healthcheck %q of a ready process: exit %d, want 0\n%s", g.Name, g.Health, code, out)
+	}
+	defer p.Start(t) // the API checks below need it again
+	p.Stop(t)
+	if code, out := runBinary(t, env, args...); code != 1 {
+		t.Errorf("%s: healthcheck %q of a stopped process: exit %d, want 1\n%s", g.Name, g.Health, code, out)
+	}
 }
