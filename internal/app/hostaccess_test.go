@@ -5,28 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 )
-
-// syncBuffer is a log sink safe for the app's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestOpsSQLHostAccessOnChDB runs operator SQL on the embedded chDB engine, where a table
 // function runs inside the gateway's own process: file('/etc/passwd') and url(<a server the test
@@ -52,7 +35,7 @@ func hostAccessCase(t *testing.T, allow bool, readFile, fetchURL string, hits *a
 	const js = "application/json"
 	cfg := testConfig(t)
 	cfg.OpsSQL.AllowHostTableFunctions = allow
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	a := startAppWithLog(t, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	base := "http://" + a.APIAddr()
 	if r := call(t, "POST", base+"/v1/ops/sql", js, `{"sql":"CREATE TABLE leak (x String) ENGINE = MergeTree ORDER BY x"}`); r.code != 200 {

@@ -2,7 +2,6 @@ package sqlscan
 
 import (
 	"fmt"
-	"strings"
 )
 
 // hostFunctions are table functions, table engines and dictionary sources that read or write
@@ -44,15 +43,4 @@ func HostAccess(sql string) error {
 }
 
 // touchesHost reports whether a function, engine or source name touches the host or the network.
-func touchesHost(name string) bool {
-	n := strings.ToLower(name)
-	if hostFunctions[n] {
-		return true
-	}
-	for _, p := range hostPrefixes {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
-	}
-	return false
-}
+func touchesHost(name string) bool { return named(name, hostFunctions, hostPrefixes) }
