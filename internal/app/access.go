@@ -23,7 +23,8 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 // with the secure-default decision New made (a public listener without keys never gets here
 // unless anonymous access is allowed, which buildAPI logs loudly at every boot).
 func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator, *limits.Limiter, error) {
-	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous},
+	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous,
+		AnonymousOps: acc.anonymous && acc.warning == ""},
 		auth.Deps{Settings: mgr, Log: e.log.With("component", "auth"), Registerer: e.reg})
 	if err != nil {
 		return nil, nil, err

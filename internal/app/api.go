@@ -46,6 +46,9 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if d.warning != "" {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)
 	}
+	if e.cfg.OpsSQL.AllowHostTableFunctions {
+		e.log.Warn("SECURITY: ops_sql.allow_host_table_functions is true: operator SQL may read the server's files, reach the network and run programs (file, url, s3, remote, executable, …)")
+	}
 	in := e.cfg.Ingest
 	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter)})
 	if err != nil {
@@ -73,9 +76,10 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		deps.Dedupe = d.dedupe
 	}
 	h, err := api.New(api.Config{
-		Limits:      request.Limits{MaxBodyBytes: in.MaxBodyBytes, MaxRows: in.MaxRows, MaxErrors: in.MaxErrors},
-		WaitTimeout: in.WaitTimeout.D(),
-		Idempotency: api.Idempotency{Lease: e.cfg.Idempotency.Lease.D(), Retention: e.cfg.Idempotency.Retention.D()},
+		Limits:                  request.Limits{MaxBodyBytes: in.MaxBodyBytes, MaxRows: in.MaxRows, MaxErrors: in.MaxErrors},
+		WaitTimeout:             in.WaitTimeout.D(),
+		Idempotency:             api.Idempotency{Lease: e.cfg.Idempotency.Lease.D(), Retention: e.cfg.Idempotency.Retention.D()},
+		AllowHostTableFunctions: e.cfg.OpsSQL.AllowHostTableFunctions,
 	}, deps)
 	if err != nil {
 		return nil, err

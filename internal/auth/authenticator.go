@@ -43,6 +43,10 @@ type Config struct {
 	// hold no API key; set it when the API listener is loopback or auth.allow_anonymous is true
 	// (default false).
 	AllowAnonymous bool
+	// AnonymousOps lets anonymous requests call /v1/ops/* too; set it only for a loopback API
+	// listener (a developer's own machine). Otherwise the anonymous principal never runs
+	// operator SQL nor any other operator route (default false).
+	AnonymousOps bool
 	// AnonymousTenant is the tenant of anonymous requests (default "default").
 	AnonymousTenant string
 }

@@ -55,6 +55,9 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 		p.Tenant = t
 		return nil
 	}
+	if p.Anonymous && rule.Ops && !a.cfg.AnonymousOps {
+		return deny(http.StatusForbidden, "auth.anonymous_ops", "operator routes need the operator key or a tenant admin key; anonymous access on a public listener covers ingest, query and stream only")
+	}
 	if rule.OperatorOnly {
 		return deny(http.StatusForbidden, "auth.operator_only", "this route needs the operator key")
 	}

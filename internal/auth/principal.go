@@ -21,7 +21,8 @@ type Principal struct {
 	Anonymous bool
 }
 
-// HasScope reports whether p grants s. The operator and anonymous principals hold every scope.
+// HasScope reports whether p grants s. The operator and anonymous principals hold every scope
+// (yet the anonymous one reaches /v1/ops/* only with Config.AnonymousOps).
 func (p Principal) HasScope(s Scope) bool {
 	return p.Operator || p.Anonymous || slices.Contains(p.Scopes, s)
 }

@@ -16,6 +16,7 @@ type Config struct {
 	Log                  Log         `yaml:"log" env-prefix:"WH_LOG_"`
 	Memory               Memory      `yaml:"memory" env-prefix:"WH_MEMORY_"`
 	Auth                 Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
+	OpsSQL               OpsSQL      `yaml:"ops_sql" env-prefix:"WH_OPS_SQL_"`
 	Limits               Limits      `yaml:"limits" env-prefix:"WH_LIMITS_"`
 	Idempotency          Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
 	Ingest               Ingest      `yaml:"ingest" env-prefix:"WH_INGEST_"`
@@ -57,6 +58,11 @@ type Memory struct {
 type Auth struct {
 	AllowAnonymous  bool   `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
 	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: no operator key. Read again on SIGHUP."`
+}
+
+// OpsSQL tunes POST /v1/ops/sql.
+type OpsSQL struct {
+	AllowHostTableFunctions bool `yaml:"allow_host_table_functions" env:"ALLOW_HOST_TABLE_FUNCTIONS" env-description:"Let operator SQL use table functions, engines and dictionary sources that touch the server's files or the network (file, url, s3, remote, executable, mysql, …) and INTO OUTFILE. Logged at every boot when on."`
 }
 
 // Limits says how long a request may wait for a tenant's limits, and holds the defaults of the
