@@ -71,6 +71,8 @@ type Deps struct {
 	Now func() time.Time
 	// Registerer receives wavehouse_auth_denied_total{code}; nil registers nothing.
 	Registerer prometheus.Registerer
+	// HTTPClient fetches JWKS URLs; nil means a client with a 5 s timeout.
+	HTTPClient *http.Client
 }
 
 // Authenticator checks credentials against the settings in force.
@@ -81,6 +83,7 @@ type Authenticator struct {
 	now      func() time.Time
 	operator atomic.Pointer[[sha256.Size]byte] // nil when no operator key
 	denied   *prometheus.CounterVec            // nil without a Registerer
+	jwks     *jwksCache
 }
 
 // New returns an Authenticator and reads the operator key file when one is configured.
@@ -101,6 +104,7 @@ func New(cfg Config, deps Deps) (*Authenticator, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.jwks = newJWKSCache(deps.HTTPClient, a.now, a.log)
 	if err := a.ReloadOperatorKey(); err != nil {
 		return nil, err
 	}
@@ -140,13 +144,30 @@ func (a *Authenticator) ReloadOperatorKey() error {
 
 // Anonymous reports whether requests without a credential are currently admitted.
 func (a *Authenticator) Anonymous() bool {
-	return a.cfg.AllowAnonymous && a.settings.Current().KeyCount() == 0
+	return a.cfg.AllowAnonymous && a.settings.Current().Credentials() == 0
 }
 
 // Authenticate derives the principal from r's Authorization header. The returned key id (for
 // audit lines) is set whenever the credential parsed, even when authentication failed.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error) {
+	return a.authenticate(r, false)
+}
+
+// authenticate is Authenticate; with queryToken, a JWT may come as ?token= instead, which is
+// then removed from r.URL so that no handler or log line after this one sees it.
+func (a *Authenticator) authenticate(r *http.Request, queryToken bool) (Principal, string, error) {
 	h := r.Header.Get("Authorization")
+	if h == "" && queryToken && r.URL.Query().Has("token") {
+		q := r.URL.Query()
+		token := q.Get("token")
+		q.Del("token")
+		r.URL.RawQuery = q.Encode()
+		if !looksLikeJWT(token) {
+			return Principal{}, "", ErrInvalidToken // API keys never travel in a URL
+		}
+		p, err := a.verifyJWT(r.Context(), token)
+		return p, "", err
+	}
 	if h == "" {
 		if a.Anonymous() {
 			return Principal{Tenant: a.cfg.AnonymousTenant, Anonymous: true}, "", nil
@@ -158,6 +179,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error)
 		return Principal{}, "", ErrMissingKey
 	}
 	token = strings.TrimSpace(token)
+	if looksLikeJWT(token) {
+		p, err := a.verifyJWT(r.Context(), token)
+		return p, "", err
+	}
 	if op := a.operator.Load(); op != nil {
 		sum := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(sum[:], op[:]) == 1 {
