@@ -26,6 +26,13 @@ var (
 	ErrExpiredKey = errors.New("auth: api key expired")
 	// ErrForbidden means the principal lacks a scope or table the route needs.
 	ErrForbidden = errors.New("auth: forbidden")
+	// ErrInvalidToken means a JWT is malformed, signed by no key of the tenant its issuer names,
+	// or carries the wrong issuer or audience.
+	ErrInvalidToken = errors.New("auth: invalid token")
+	// ErrExpiredToken means a JWT verified but is past its exp (beyond the leeway).
+	ErrExpiredToken = errors.New("auth: token expired")
+	// ErrUnknownRole means a verified JWT's role claim is missing or maps to no role.
+	ErrUnknownRole = errors.New("auth: token role not allowed")
 )
 
 // minOperatorKeyLen is the shortest operator key accepted from its file.
@@ -179,15 +186,15 @@ func (a *Authenticator) authenticate(r *http.Request, queryToken bool) (Principa
 		return Principal{}, "", ErrMissingKey
 	}
 	token = strings.TrimSpace(token)
-	if looksLikeJWT(token) {
-		p, err := a.verifyJWT(r.Context(), token)
-		return p, "", err
-	}
 	if op := a.operator.Load(); op != nil {
 		sum := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(sum[:], op[:]) == 1 {
 			return Principal{Operator: true}, "", nil
 		}
+	}
+	if looksLikeJWT(token) {
+		p, err := a.verifyJWT(r.Context(), token)
+		return p, "", err
 	}
 	id, secret, ok := ParseToken(token)
 	if !ok {

@@ -12,16 +12,6 @@ import (
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
 
-var (
-	// ErrInvalidToken means a JWT is malformed, signed by no key of the tenant its issuer names,
-	// or carries the wrong issuer or audience.
-	ErrInvalidToken = errors.New("auth: invalid token")
-	// ErrExpiredToken means a JWT verified but is past its exp (beyond the leeway).
-	ErrExpiredToken = errors.New("auth: token expired")
-	// ErrUnknownRole means a verified JWT's role claim is missing or maps to no role.
-	ErrUnknownRole = errors.New("auth: token role not allowed")
-)
-
 // looksLikeJWT tells a JWT (three base64url segments) from an API key (wh_<id>_<secret>) and
 // the operator key, neither of which holds a dot.
 func looksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }

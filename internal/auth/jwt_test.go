@@ -5,73 +5,30 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/jwttest"
 )
-
-// jwksServer serves a key set that a test can change, counting fetches.
-type jwksServer struct {
-	*httptest.Server
-	mu      sync.Mutex
-	keys    []jwkset.JWKMarshal
-	fetches atomic.Int64
-}
-
-func newJWKSServer(t *testing.T) *jwksServer {
-	s := &jwksServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fetches.Add(1)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		_ = json.NewEncoder(w).Encode(jwkset.JWKSMarshal{Keys: s.keys})
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// serve replaces the key set with the public halves of keys, by kid.
-func (s *jwksServer) serve(t *testing.T, keys map[string]any) {
-	t.Helper()
-	var out []jwkset.JWKMarshal
-	for kid, k := range keys {
-		alg := jwkset.AlgRS256
-		if _, ok := k.(*ecdsa.PublicKey); ok {
-			alg = jwkset.AlgES256
-		}
-		j, err := jwkset.NewJWKFromKey(k, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: kid, ALG: alg, USE: jwkset.UseSig}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, j.Marshal())
-	}
-	s.mu.Lock()
-	s.keys = out
-	s.mu.Unlock()
-}
 
 // jwtKeys are the signing keys of the JWT tests.
 type jwtKeys struct {
 	acmeHS, globexHS, strayHS []byte
 	rsa1, rsa2                *rsa.PrivateKey
 	ec                        *ecdsa.PrivateKey
-	jwks                      *jwksServer
+	jwks                      *jwttest.JWKS
 }
 
 func newJWTFixture(t *testing.T) (*fixture, *jwtKeys) {
 	t.Helper()
-	k := &jwtKeys{acmeHS: []byte(strings.Repeat("a", 40)), globexHS: []byte(strings.Repeat("g", 40)), strayHS: []byte(strings.Repeat("x", 40)), jwks: newJWKSServer(t)}
+	k := &jwtKeys{acmeHS: []byte(strings.Repeat("a", 40)), globexHS: []byte(strings.Repeat("g", 40)), strayHS: []byte(strings.Repeat("x", 40)), jwks: jwttest.NewJWKS(t)}
 	var err error
 	if k.rsa1, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
 		t.Fatal(err)
@@ -82,7 +39,7 @@ func newJWTFixture(t *testing.T) (*fixture, *jwtKeys) {
 	if k.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
 		t.Fatal(err)
 	}
-	k.jwks.serve(t, map[string]any{"r1": &k.rsa1.PublicKey, "e1": &k.ec.PublicKey})
+	k.jwks.Serve(t, map[string]any{"r1": &k.rsa1.PublicKey, "e1": &k.ec.PublicKey})
 	secrets := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(secrets, name)
@@ -130,23 +87,16 @@ func (f *fixture) claims(edit func(jwt.MapClaims)) jwt.MapClaims {
 }
 
 func sign(t *testing.T, m jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(m, c)
-	if kid != "" {
-		tok.Header["kid"] = kid
-	}
-	s, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return jwttest.Sign(t, m, kid, key, c)
 }
 
 // TestJWTCredentials checks each kind of token against the documented status and code, and
 // that a token acts only as the tenant whose key verified it with its role's scopes and tables.
 func TestJWTCredentials(t *testing.T) {
 	f, k := newJWTFixture(t)
-	hs := func(key []byte, edit func(jwt.MapClaims)) string { return sign(t, jwt.SigningMethodHS256, "", key, f.claims(edit)) }
+	hs := func(key []byte, edit func(jwt.MapClaims)) string {
+		return sign(t, jwt.SigningMethodHS256, "", key, f.claims(edit))
+	}
 	unsigned, _ := jwt.NewWithClaims(jwt.SigningMethodNone, f.claims(nil)).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	for _, c := range []struct {
 		name, token string
@@ -228,15 +178,17 @@ func TestJWTQueryToken(t *testing.T) {
 // verifying once the set is older than jwks_refresh.
 func TestJWKSRotation(t *testing.T) {
 	f, k := newJWTFixture(t)
-	token := func(kid string, key *rsa.PrivateKey) string { return sign(t, jwt.SigningMethodRS256, kid, key, f.claims(nil)) }
+	token := func(kid string, key *rsa.PrivateKey) string {
+		return sign(t, jwt.SigningMethodRS256, kid, key, f.claims(nil))
+	}
 	status := func(tok string) int { return f.do(t, "POST", "/v1/query", tok).status }
 	if s := status(token("r1", k.rsa1)); s != 200 {
 		t.Fatalf("r1 token: %d", s)
 	}
-	if n := k.jwks.fetches.Load(); n != 1 {
+	if n := k.jwks.Fetches.Load(); n != 1 {
 		t.Fatalf("fetches after the first token: %d, want 1", n)
 	}
-	k.jwks.serve(t, map[string]any{"r1": &k.rsa1.PublicKey, "r2": &k.rsa2.PublicKey})
+	k.jwks.Serve(t, map[string]any{"r1": &k.rsa1.PublicKey, "r2": &k.rsa2.PublicKey})
 	// Within jwks_min_interval of the last fetch, an unknown kid does not fetch again.
 	f.now = f.now.Add(5 * time.Second)
 	for range 20 {
@@ -244,14 +196,14 @@ func TestJWKSRotation(t *testing.T) {
 			t.Fatalf("r2 token before the min interval: %d, want 401", s)
 		}
 	}
-	if n := k.jwks.fetches.Load(); n != 1 {
+	if n := k.jwks.Fetches.Load(); n != 1 {
 		t.Fatalf("fetches after 20 unknown-kid tokens within the min interval: %d, want 1", n)
 	}
 	f.now = f.now.Add(5 * time.Second)
 	if s := status(token("r2", k.rsa2)); s != 200 {
 		t.Fatalf("r2 token after the min interval: %d, want 200 (new kid picked up)", s)
 	}
-	k.jwks.serve(t, map[string]any{"r2": &k.rsa2.PublicKey})
+	k.jwks.Serve(t, map[string]any{"r2": &k.rsa2.PublicKey})
 	// r1 is still cached until the set is older than jwks_refresh (1m) …
 	f.now = f.now.Add(59 * time.Second)
 	if s := status(token("r1", k.rsa1)); s != 200 {
