@@ -36,8 +36,9 @@ lint: ## gofmt, go vet, and golangci-lint when installed
 bench: ## run the benchmarks (services started as for make test)
 	BENCH=1 tests/run.sh
 
-docs: ## regenerate the generated parts of docs/
+docs: ## regenerate the generated parts of docs/ (the metrics reference starts the test services it needs)
 	$(GO) test ./internal/config -run TestConfigurationDoc -update
+	CHDB_LIB_PATH="$${CHDB_LIB_PATH:-$$(tests/deps/chdb-lib.sh)}" $(GO) test ./internal/app -run TestMetricsReference -update
 
 deps: ## install every external dependency the tests use (idempotent)
 	tests/deps/install.sh all

@@ -73,6 +73,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.Format, "format", bench.FormatNDJSON, "gateway body format: json (array) or ndjson")
 	fs.BoolVar(&cfg.Gzip, "gzip", false, "gzip every body (compressed before the run)")
 	fs.BoolVar(&cfg.WaitCommitted, "wait-committed", false, "send ?wait=committed")
+	fs.BoolVar(&cfg.IdempotencyKeys, "idempotency-keys", false, "after the gateway phase, run it again with a new Idempotency-Key per request (phase \"gateway keyed\")")
 	fs.StringVar(&cfg.ClickHouseHTTP, "clickhouse-http", "", "ClickHouse HTTP host:port to count rows and parts directly (default: count through POST /v1/query)")
 	fs.Var(&direct, "direct", "also send the same batches straight to ClickHouse: clickhouse-http=HOST:PORT or native=HOST:PORT (repeatable)")
 	fs.DurationVar(&cfg.Settle, "settle", 0, "how long to wait for accepted rows to become queryable (default 60s)")

@@ -17,6 +17,7 @@ commands:
   serve          run the roles in the config (api, ingest, sweeper)
   config check   validate the config and print the effective config and warnings
   version        print the build version
+  health         probe /readyz on a process's ops listener (exit 0 ready, 1 not)
   mq manifests   print the JetStream topology the external queue needs (nack or nats CLI JSON)
   mq verify      check a live NATS server against that topology
   keys create    create an API key for a tenant (printed once; only its hash goes in settings)
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runConfig(ctx, args[1:], stdout, stderr)
 	case "version":
 		return runVersion(ctx, args[1:], stdout, stderr)
+	case "health":
+		return runHealth(ctx, args[1:], stdout, stderr)
 	case "mq":
 		return runMQ(ctx, args[1:], stdout, stderr)
 	case "bench":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"
@@ -34,13 +35,21 @@ type App struct {
 }
 
 // env is what every builder may use besides the handles it takes as parameters: the boot
-// config, the logger, the metrics registry, readiness and the breakers' metrics.
+// config, the logger, the metrics registry, readiness, and the breakers' and listeners' metrics.
 type env struct {
 	cfg       config.Config
 	log       *slog.Logger
-	reg       *prometheus.Registry
+	reg       registry
 	readiness *ops.Readiness
 	breakers  *breaker.Metrics
+	http      *httpx.Metrics
+}
+
+// registry is where the process's metrics go: every builder registers with it, the ops listener
+// gathers from it.
+type registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
 }
 
 // Option changes how New wires the process for a test; a production process takes none.
@@ -49,6 +58,9 @@ type Option func(*options)
 // options are what the Options set; wire hands each to the builder that uses it.
 type options struct {
 	writerFault func(writer.FaultPoint)
+	// registry replaces the process's own metrics registry (the metrics reference records what
+	// registers).
+	registry registry
 }
 
 // WithWriterFault gives the ingest writer a fault-injection hook (writer.Deps.Fault): the crash
@@ -57,9 +69,21 @@ func WithWriterFault(f func(writer.FaultPoint)) Option {
 	return func(o *options) { o.writerFault = f }
 }
 
+// withRegistry makes the process register its metrics with reg instead of a registry of its own.
+func withRegistry(reg registry) Option {
+	return func(o *options) { o.registry = reg }
+}
+
 // New builds every component the configured roles use. It starts nothing. cfg must have passed
 // Validate.
 func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.registry == nil {
+		o.registry = ops.NewRegistry()
+	}
 	// The secure default is checked before any backend is touched, so a refused boot says why.
 	snap, err := LoadSettings(cfg)
 	if err != nil {
@@ -70,13 +94,12 @@ func New(cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 		return nil, err
 	}
 	names := componentsFor(cfg.Roles)
-	e := env{cfg: cfg, log: log, reg: ops.NewRegistry(), readiness: ops.NewReadiness(names...)}
+	e := env{cfg: cfg, log: log, reg: o.registry, readiness: ops.NewReadiness(names...)}
 	if e.breakers, err = breaker.NewMetrics(e.reg); err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
+	if e.http, err = httpx.NewMetrics(e.reg); err != nil {
+		return nil, err
 	}
 	w, err := wire(e, access{anonymous: anonymous, warning: warning}, o)
 	if err != nil {

@@ -24,6 +24,13 @@ func runApp(t *testing.T, cfg config.Config, log *slog.Logger) (*App, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, runBuilt(t, a)
+}
+
+// runBuilt runs a until the returned stop is called (or the test ends) and returns once every
+// component has started.
+func runBuilt(t *testing.T, a *App) func() {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
@@ -44,7 +51,7 @@ func runApp(t *testing.T, cfg config.Config, log *slog.Logger) (*App, func()) {
 	case err := <-done:
 		t.Fatalf("app stopped during start: %v", err)
 	}
-	return a, stop
+	return stop
 }
 
 // TestFewerPartitionsStrandNoRow: rows accepted with 4 partitions and not yet inserted are all

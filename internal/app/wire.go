@@ -38,7 +38,8 @@ type wiring struct {
 func wire(e env, acc access, o options) (*wiring, error) {
 	uses := e.cfg.Roles.Uses
 	w := &wiring{comps: map[string]Component{}}
-	w.opsLn = newListener(compOps, e.cfg.Ops.Listen, ops.Handler(ops.Options{Readiness: e.readiness, Gatherer: e.reg, Pprof: e.cfg.Ops.Pprof}),
+	w.opsLn = newListener(compOps, e.cfg.Ops.Listen,
+		e.http.Instrument(compOps, ops.Handler(ops.Options{Readiness: e.readiness, Gatherer: e.reg, Pprof: e.cfg.Ops.Pprof})),
 		e.log, e.cfg.Server.ReadHeaderTimeout.D(), e.cfg.Server.IdleTimeout.D())
 	w.comps[compOps] = w.opsLn
 

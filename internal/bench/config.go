@@ -68,6 +68,9 @@ type Config struct {
 	Gzip bool
 	// WaitCommitted adds ?wait=committed to gateway requests.
 	WaitCommitted bool
+	// IdempotencyKeys runs the gateway phase a second time ("gateway keyed"), right after the
+	// first, with a new Idempotency-Key on every request: keyed against unkeyed in one run.
+	IdempotencyKeys bool
 	// ClickHouseHTTP is a ClickHouse HTTP host:port used to count rows and parts directly; without it
 	// the gateway's POST /v1/query counts rows and parts are not reported.
 	ClickHouseHTTP string

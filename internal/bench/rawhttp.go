@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,9 @@ import (
 type rawTarget struct {
 	addr string // host:port
 	head string // request line and fixed headers, up to (not including) Content-Length
+	// keys, when set, prefixes a new Idempotency-Key on every request: keys-<conn>-<n>.
+	keys  string
+	conns atomic.Int64
 }
 
 // newRawTarget prepares a POST of the given path and query to addr with fixed headers.
@@ -32,7 +36,9 @@ func newRawTarget(addr, pathAndQuery string, headers map[string]string) *rawTarg
 	return &rawTarget{addr: addr, head: b.String()}
 }
 
-func gatewayTarget(cfg Config) (*rawTarget, error) {
+// gatewayTarget posts to the gateway's ingest endpoint; keyed sends a new Idempotency-Key with
+// every request, unique to this run.
+func gatewayTarget(cfg Config, keyed bool) (*rawTarget, error) {
 	u, err := url.Parse(strings.TrimRight(cfg.URL, "/") + "/v1/ingest/" + url.PathEscape(cfg.Table))
 	if err != nil {
 		return nil, err
@@ -51,7 +57,11 @@ func gatewayTarget(cfg Config) (*rawTarget, error) {
 	if cfg.Gzip {
 		h["Content-Encoding"] = "gzip"
 	}
-	return newRawTarget(u.Host, path, h), nil
+	t := newRawTarget(u.Host, path, h)
+	if keyed {
+		t.keys = "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	return t, nil
 }
 
 func clickHouseHTTPTarget(addr, database, table string, gz bool) *rawTarget {
@@ -65,7 +75,7 @@ func clickHouseHTTPTarget(addr, database, table string, gz bool) *rawTarget {
 	return newRawTarget(addr, "/?"+q.Encode(), h)
 }
 
-func (t *rawTarget) newConn() sender { return &rawConn{t: t} }
+func (t *rawTarget) newConn() sender { return &rawConn{t: t, id: t.conns.Add(1)} }
 
 // rawConn is one client's connection; it reconnects after any error or a "Connection: close".
 type rawConn struct {
@@ -73,6 +83,8 @@ type rawConn struct {
 	conn net.Conn
 	br   *bufio.Reader
 	hdr  []byte
+	id   int64 // this connection's number within its target
+	sent int64 // requests sent on it, for the idempotency keys
 }
 
 func (c *rawConn) send(ctx context.Context, b *Batch) (int, string, error) {
@@ -91,6 +103,14 @@ func (c *rawConn) send(ctx context.Context, b *Batch) (int, string, error) {
 	}
 	_ = c.conn.SetDeadline(deadline)
 	c.hdr = append(c.hdr[:0], c.t.head...)
+	if c.t.keys != "" {
+		c.sent++
+		c.hdr = append(c.hdr, "Idempotency-Key: "+c.t.keys+"-"...)
+		c.hdr = strconv.AppendInt(c.hdr, c.id, 10)
+		c.hdr = append(c.hdr, '-')
+		c.hdr = strconv.AppendInt(c.hdr, c.sent, 10)
+		c.hdr = append(c.hdr, "\r\n"...)
+	}
 	c.hdr = append(c.hdr, "Content-Length: "...)
 	c.hdr = strconv.AppendInt(c.hdr, int64(len(b.Body)), 10)
 	c.hdr = append(c.hdr, "\r\n\r\n"...)

@@ -85,13 +85,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if ch != nil {
 			cnt = tableCounter{ch: ch, table: cfg.Database + "." + cfg.Table}
 		}
-		tg, err := gatewayTarget(cfg)
-		if err != nil {
-			return nil, err
+		keyed := []bool{false}
+		if cfg.IdempotencyKeys {
+			keyed = append(keyed, true)
 		}
-		p := runPhase(ctx, cfg, "gateway", cfg.Table, tg, batches, cnt, ch)
-		p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
-		rep.Phases = append(rep.Phases, p)
+		for _, k := range keyed {
+			tg, err := gatewayTarget(cfg, k)
+			if err != nil {
+				return nil, err
+			}
+			name := "gateway"
+			if k {
+				name = "gateway keyed"
+			}
+			p := runPhase(ctx, cfg, name, cfg.Table, tg, batches, cnt, ch)
+			p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
+			rep.Phases = append(rep.Phases, p)
+		}
 		if cfg.OpsURL != "" {
 			rep.GatewayRSSBytes = gatewayRSS(ctx, client, cfg.OpsURL)
 		}

@@ -72,3 +72,50 @@ func TestChecksNameWhatFailed(t *testing.T) {
 		t.Errorf("a passing phase failed: %q", got)
 	}
 }
+
+// TestIdempotencyKeysRunsAKeyedPhaseWithANewKeyPerRequest: --idempotency-keys runs the gateway
+// phase twice; the first sends no key, the second ("gateway keyed") a distinct key on every
+// request, over all clients and connections.
+func TestIdempotencyKeysRunsAKeyedPhaseWithANewKeyPerRequest(t *testing.T) {
+	const requests = 40
+	var (
+		mu       sync.Mutex
+		keys     = map[string]int{}
+		unkeyed  int
+		srvCalls int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/ingest/") {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		srvCalls++
+		if k := r.Header.Get("Idempotency-Key"); k != "" {
+			keys[k]++
+		} else {
+			unkeyed++
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(srv.Close)
+	rep, err := Run(t.Context(), Config{URL: srv.URL, Table: "t", Clients: 4, Requests: requests,
+		Duration: time.Minute, Settle: time.Second, IdempotencyKeys: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Phases) != 2 || rep.Phases[0].Target != "gateway" || rep.Phases[1].Target != "gateway keyed" {
+		t.Fatalf("phases %+v: want gateway, then gateway keyed", rep.Phases)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if unkeyed != requests || len(keys) != requests {
+		t.Fatalf("%d unkeyed requests and %d distinct keys of %d calls: want %d of each", unkeyed, len(keys), srvCalls, requests)
+	}
+	for k, n := range keys {
+		if n != 1 {
+			t.Fatalf("key %q sent %d times", k, n)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"go.uber.org/goleak"
 )
@@ -146,18 +147,6 @@ func TestNoDirectoryIsEmpty(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling an observable condition, not synchronising
-	}
-}
-
 func TestRunPicksUpFileChanges(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "tenants/acme.yaml", "database: acme\n")
@@ -167,23 +156,23 @@ func TestRunPicksUpFileChanges(t *testing.T) {
 	go func() { done <- m.Run(t.Context()) }()
 
 	writeAtomic(t, dir, "tenants/acme.yaml", "database: acme\nkeys:\n"+keyLine("a1b2c3d4e5f6", hashA))
-	waitFor(t, "the added key", func() bool { _, _, ok := m.Current().KeyByID("a1b2c3d4e5f6"); return ok })
+	poll.Until(t, 10*time.Second, "the added key", func() bool { _, _, ok := m.Current().KeyByID("a1b2c3d4e5f6"); return ok })
 
 	good := m.Current()
 	writeAtomic(t, dir, "tenants/acme.yaml", "database: acme\nbad_key: 1\n")
-	waitFor(t, "the refusal", func() bool { return strings.Contains(log.String(), "settings reload refused") })
+	poll.Until(t, 10*time.Second, "the refusal", func() bool { return strings.Contains(log.String(), "settings reload refused") })
 	if m.Current() != good {
 		t.Fatal("invalid edit applied by the poller")
 	}
 	// The refused state is reported once, not at every poll.
 	polls := m.polls.Load()
-	waitFor(t, "more polls", func() bool { return m.polls.Load() >= polls+5 })
+	poll.Until(t, 10*time.Second, "more polls", func() bool { return m.polls.Load() >= polls+5 })
 	if n := strings.Count(log.String(), "settings reload refused"); n != 1 {
 		t.Fatalf("refusal logged %d times, want 1", n)
 	}
 	writeAtomic(t, dir, "tenants/zeta.yaml", "database: zeta\n")
 	writeAtomic(t, dir, "tenants/acme.yaml", "database: acme\n")
-	waitFor(t, "the new tenant", func() bool { _, ok := m.Current().Tenant("zeta"); return ok })
+	poll.Until(t, 10*time.Second, "the new tenant", func() bool { _, ok := m.Current().Tenant("zeta"); return ok })
 
 	if err := m.Close(t.Context()); err != nil {
 		t.Fatal(err)

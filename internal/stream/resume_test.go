@@ -12,6 +12,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // publishWave publishes n records concurrently (so several share a frame
@@ -165,19 +166,13 @@ func TestExpiredIDReset(t *testing.T) {
 			acked += len(d.Records())
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, "history trimmed", func() bool {
 		if _, err := q.Trim(t.Context(), p, old[4].Seq+1, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		if st, err := q.Stats(t.Context(), tenant, "events"); err == nil && st.Retained == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("history was not trimmed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		st, err := q.Stats(t.Context(), tenant, "events")
+		return err == nil && st.Retained == 0
+	})
 	fresh := publish(t, q, "events", []any{5, "new"})
 
 	requested := eid(t, q, "events", old[1])

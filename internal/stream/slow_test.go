@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // gatedWriter is a ResponseWriter whose writes block while the gate is
@@ -77,18 +78,6 @@ func serveDirect(t testing.TB, svc *stream.Service, table string, w http.Respons
 	return stop, ch
 }
 
-// waitFor polls cond until it holds or 20s passed.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // slowSetup starts a fast HTTP subscriber and a direct subscriber whose
 // writer is then blocked, both live on one table.
 func slowSetup(t *testing.T, cfg stream.Config) (*server, *embeddedmq.Queue, *sseConn, *gatedWriter, <-chan struct{}) {
@@ -98,7 +87,7 @@ func slowSetup(t *testing.T, cfg stream.Config) (*server, *embeddedmq.Queue, *ss
 	slow := newGatedWriter()
 	_, done := serveDirect(t, s.svc, "events", slow)
 	last := warm(t, q, "events", fast)
-	waitFor(t, "the slow subscriber to see the probes", func() bool { return strings.Contains(slow.String(), "id: "+eid(t, q, "events", last)+"\n") })
+	poll.Until(t, 20*time.Second, "the slow subscriber to see the probes", func() bool { return strings.Contains(slow.String(), "id: "+eid(t, q, "events", last)+"\n") })
 	slow.close()
 	t.Cleanup(slow.open) // runs before serveDirect's stop, which waits for the handler
 	return s, q, fast, slow, done
@@ -120,7 +109,7 @@ func TestSlowSubscriberGap(t *testing.T) {
 		}
 	}
 	slow.open()
-	waitFor(t, "the slow subscriber to catch up", func() bool {
+	poll.Until(t, 20*time.Second, "the slow subscriber to catch up", func() bool {
 		out := slow.String()
 		return strings.Contains(out, "id: "+ids[49]+"\n") || strings.Contains(out, `"to":"`+ids[49]+`"`)
 	})

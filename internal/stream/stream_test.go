@@ -9,6 +9,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // TestLiveDeliveryBeforeInsert: a row is streamed as soon as it is in the
@@ -132,13 +133,7 @@ func TestRequestErrors(t *testing.T) {
 		t.Fatalf("another tenant: status %d", other.resp.StatusCode)
 	}
 	first.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.svc.Subscribers(tenant) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed stream still holds its slot")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "the closed stream to release its slot", func() bool { return s.svc.Subscribers(tenant) == 0 })
 	third := dial(t, streamURL(s, "events", ""), nil)
 	if third.resp.StatusCode != http.StatusOK {
 		t.Fatalf("after the first closed: status %d", third.resp.StatusCode)

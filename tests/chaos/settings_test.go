@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 )
 
 // Knobs of a run, read from the environment (package doc).
@@ -31,15 +33,7 @@ const (
 // cycles returns WH_CHAOS_CYCLES, or defaultCycles.
 func cycles(t *testing.T) int {
 	t.Helper()
-	s := os.Getenv(envCycles)
-	if s == "" {
-		return defaultCycles
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a positive integer", envCycles, s)
-	}
-	return n
+	return int(knob.Int(t, envCycles, defaultCycles, 1))
 }
 
 // seed returns WH_CHAOS_SEED, or one from the clock.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,21 +11,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 )
 
 // benchClients is the number of concurrent clients of BenchmarkIngest (WH_BENCH_IDEM_CLIENTS;
 // default 32).
 func benchClients(b *testing.B) int {
 	b.Helper()
-	n := 32
-	if s := os.Getenv("WH_BENCH_IDEM_CLIENTS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("WH_BENCH_IDEM_CLIENTS=%q: want a positive integer", s)
-		}
-		n = v
-	}
-	return n
+	return int(knob.Int(b, "WH_BENCH_IDEM_CLIENTS", 32, 1))
 }
 
 // BenchmarkIngest measures single-row ingest requests with and without an Idempotency-Key

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 )
 
 // dedupeMatrix is the gateway of each dedupe backend: the local store on the all-embedded
@@ -34,15 +34,7 @@ var dedupeMatrix = []struct {
 // (WH_TEST_IDEM_REQUESTS; default 1000).
 func requestCount(t *testing.T) int {
 	t.Helper()
-	n := 1000
-	if s := os.Getenv("WH_TEST_IDEM_REQUESTS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 20 {
-			t.Fatalf("WH_TEST_IDEM_REQUESTS=%q: want an integer >= 20", s)
-		}
-		n = v
-	}
-	return n
+	return int(knob.Int(t, "WH_TEST_IDEM_REQUESTS", 1000, 20))
 }
 
 const eventsDDL = "CREATE TABLE %s (id String, n UInt64) ENGINE = MergeTree() ORDER BY id"

@@ -5,13 +5,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
@@ -21,15 +20,7 @@ import (
 // (WH_TEST_IDEM_KILL_CYCLES; default 3).
 func killCycles(t *testing.T) int {
 	t.Helper()
-	n := 3
-	if s := os.Getenv("WH_TEST_IDEM_KILL_CYCLES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("WH_TEST_IDEM_KILL_CYCLES=%q: want a positive integer", s)
-		}
-		n = v
-	}
-	return n
+	return int(knob.Int(t, "WH_TEST_IDEM_KILL_CYCLES", 3, 1))
 }
 
 // rowsPerKilledRequest is the number of rows of each request of TestSIGKILLKeyedIngest.

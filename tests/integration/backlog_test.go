@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -25,30 +26,14 @@ import (
 // acceptance run uses 1 GiB and more).
 func backlogBytes(t *testing.T) int64 {
 	t.Helper()
-	n := int64(128 << 20)
-	if s := os.Getenv("WH_TEST_BACKLOG_BYTES"); s != "" {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v <= 0 {
-			t.Fatalf("WH_TEST_BACKLOG_BYTES=%q: want a positive byte count", s)
-		}
-		n = v
-	}
-	return n
+	return knob.Int(t, "WH_TEST_BACKLOG_BYTES", 128<<20, 1)
 }
 
 // flushMaxRows is ingest.flush.max_rows for TestBacklogDrainsOnce (WH_TEST_BACKLOG_FLUSH_ROWS; 0
 // keeps the default), to compare batch sizes in a measurement run.
 func flushMaxRows(t *testing.T) int {
 	t.Helper()
-	s := os.Getenv("WH_TEST_BACKLOG_FLUSH_ROWS")
-	if s == "" {
-		return 0
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 {
-		t.Fatalf("WH_TEST_BACKLOG_FLUSH_ROWS=%q: want a row count", s)
-	}
-	return v
+	return int(knob.Int(t, "WH_TEST_BACKLOG_FLUSH_ROWS", 0, 0))
 }
 
 // backlogDDL is the table shape of the W10/W13 measurements.

@@ -3,26 +3,18 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // killCycles is how many times TestSIGKILLUnderLoad kills the gateway (WH_TEST_KILL_CYCLES).
 func killCycles(t *testing.T) int {
-	n := 5
-	if s := os.Getenv("WH_TEST_KILL_CYCLES"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("WH_TEST_KILL_CYCLES=%q: want a positive integer", s)
-		}
-		n = v
-	}
-	return n
+	return int(knob.Int(t, "WH_TEST_KILL_CYCLES", 5, 1))
 }
 
 // TestSIGKILLUnderLoad kills the gateway with SIGKILL during sustained ingest from several

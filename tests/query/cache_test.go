@@ -14,6 +14,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/cache/rediscache"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -131,14 +132,10 @@ func TestRedisKilledDuringLoad(t *testing.T) {
 	seen := func(state string) int { mu.Lock(); defer mu.Unlock(); return counts[state] }
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("timed out waiting for %s; responses %v, failures %v, health %+v", what, counts, failures, c.Health())
-			}
-			time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
+		if !poll.Within(t, 20*time.Second, cond) {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("timed out waiting for %s; responses %v, failures %v, health %+v", what, counts, failures, c.Health())
 		}
 	}
 

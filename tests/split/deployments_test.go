@@ -111,6 +111,9 @@ func TestComposeSplit(t *testing.T) {
 			Environment map[string]string `yaml:"environment"`
 			Volumes     []string          `yaml:"volumes"`
 			Secrets     []string          `yaml:"secrets"`
+			Healthcheck struct {
+				Test []string `yaml:"test"`
+			} `yaml:"healthcheck"`
 		} `yaml:"services"`
 		Secrets map[string]struct {
 			File string `yaml:"file"`
@@ -156,6 +159,9 @@ func TestComposeSplit(t *testing.T) {
 			if !slices.Equal(svc.Command, []string{"serve", "--config", "/etc/wavehouse/config.yaml"}) {
 				t.Errorf("%s: command %q", name, svc.Command)
 			}
+			if want := []string{"CMD", "/usr/local/bin/wavehouse", "health", "--config", "/etc/wavehouse/config.yaml"}; !slices.Equal(svc.Healthcheck.Test, want) {
+				t.Errorf("%s: healthcheck %q, want %q (readiness of the config it serves)", name, svc.Healthcheck.Test, want)
+			}
 			cfg := mounts["/etc/wavehouse/config.yaml"]
 			if cfg == "" {
 				t.Errorf("%s: mounts no /etc/wavehouse/config.yaml", name)
@@ -199,8 +205,13 @@ func TestKubernetesSplit(t *testing.T) {
 			Template struct {
 				Spec struct {
 					Containers []struct {
-						Args []string `yaml:"args"`
-						Env  []struct {
+						Args           []string `yaml:"args"`
+						ReadinessProbe struct {
+							Exec struct {
+								Command []string `yaml:"command"`
+							} `yaml:"exec"`
+						} `yaml:"readinessProbe"`
+						Env []struct {
 							Name  string `yaml:"name"`
 							Value string `yaml:"value"`
 						} `yaml:"env"`
@@ -265,6 +276,9 @@ func TestKubernetesSplit(t *testing.T) {
 		if !slices.Equal(c.Args, []string{"serve", "--config", "/etc/wavehouse/" + key}) {
 			t.Errorf("Deployment %s: args %q", name, c.Args)
 		}
+		if want := []string{"/usr/local/bin/wavehouse", "health", "--config", "/etc/wavehouse/" + key}; !slices.Equal(c.ReadinessProbe.Exec.Command, want) {
+			t.Errorf("Deployment %s: readiness probe %q, want %q", name, c.ReadinessProbe.Exec.Command, want)
+		}
 		text, ok := cm.Data[key]
 		if !ok {
 			t.Errorf("ConfigMap wavehouse-config has no %s", key)
@@ -309,6 +323,12 @@ func checkRoleConfig(t *testing.T, name, path string, env []string, want string)
 	if code != 0 {
 		t.Errorf("%s: wavehouse config check --config %s: exit %d\n%s", name, rel(path), code, out)
 		return
+	}
+	// The healthcheck reads the same config: nothing serves it here, so it must fail, probing
+	// the ops listener on loopback (the process it checks shares the container).
+	if code, out := runBinary(t, env, "health", "--config", path, "--timeout", "1s"); code != 0 &&
+		(code != 1 || !strings.Contains(out, "http://127.0.0.1:9090/readyz")) {
+		t.Errorf("%s: wavehouse health --config %s: exit %d, want a probe of http://127.0.0.1:9090/readyz\n%s", name, rel(path), code, out)
 	}
 	effective := out[strings.Index(out, "\n")+1:]
 	var cfg struct {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
@@ -20,15 +19,7 @@ import (
 // loadKnob reads a non-negative integer from the environment, or def.
 func loadKnob(t testing.TB, name string, def int) int {
 	t.Helper()
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 {
-		t.Fatalf("%s=%q: want a non-negative integer", name, s)
-	}
-	return v
+	return int(knob.Int(t, name, int64(def), 0))
 }
 
 // TestLimitsLoad is the load test of docs/tenants.md "Limits": tenant a, limited to 20

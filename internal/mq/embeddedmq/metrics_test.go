@@ -9,6 +9,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/metrictest"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
@@ -64,4 +65,54 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return got
+}
+
+// TestMetricsReportTenantQueuedBytesAndBudget: each tenant with unacknowledged bytes reports them
+// next to its budget (its own, or the boot default), and an acknowledged frame gives them back.
+func TestMetricsReportTenantQueuedBytesAndBudget(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	budget := func(tenant string) int64 {
+		if tenant == "vip" {
+			return 5000
+		}
+		return 0
+	}
+	q := openWith(t, embeddedmq.Config{Dir: t.TempDir(), Partitions: 1, TenantMaxBytes: 1000, TenantBudget: budget}, embeddedmq.Deps{Registerer: reg})
+	for tenant, n := range map[string]int{"plain": 300, "vip": 200} {
+		if _, err := q.Publish(t.Context(), mq.Record{Tenant: tenant, Table: "x", Payload: make([]byte, n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range []struct {
+		name, tenant string
+		want         float64
+	}{
+		{"wavehouse_mq_tenant_queued_bytes", "plain", 300}, {"wavehouse_mq_tenant_budget_bytes", "plain", 1000},
+		{"wavehouse_mq_tenant_queued_bytes", "vip", 200}, {"wavehouse_mq_tenant_budget_bytes", "vip", 5000},
+	} {
+		if got := metrictest.Value(t, reg, w.name, map[string]string{"tenant": w.tenant}); got != w.want {
+			t.Errorf("%s{tenant=%q} = %v, want %v", w.name, w.tenant, got, w.want)
+		}
+	}
+	s, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var acked int
+	for acked < 2 {
+		ds, err := s.Fetch(t.Context(), 2, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if err := d.Ack(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			acked++
+		}
+	}
+	if got := gather(t, reg); got["wavehouse_mq_tenant_queued_bytes"] != 0 || got["wavehouse_mq_tenant_budget_bytes"] != 0 {
+		t.Fatalf("after every frame is acknowledged: %v, want no tenant series", got)
+	}
 }

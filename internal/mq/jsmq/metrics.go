@@ -98,6 +98,12 @@ var (
 		"Entries in the dead-letter queue.", nil, nil)
 	descConn = prometheus.NewDesc("wavehouse_mq_connected",
 		"1 when the queue's NATS connection is connected.", nil, nil)
+	descTenantQueued = prometheus.NewDesc("wavehouse_mq_tenant_queued_bytes",
+		"Record bytes of a tenant in the queue not yet acknowledged by the ingest consumer, as this process charges them to the tenant's budget; only for tenants with bytes queued, on a queue with tenant budgets (mq.embedded).",
+		[]string{"tenant"}, nil)
+	descTenantBudget = prometheus.NewDesc("wavehouse_mq_tenant_budget_bytes",
+		"The queue byte budget of a tenant with bytes queued (queue_max_bytes in the tenant's settings file, else mq.embedded.tenant_max_bytes); 0 when the tenant is unlimited. Publishes beyond it answer 429 ingest.queue_full.",
+		[]string{"tenant"}, nil)
 )
 
 // collector reads queue state from the server at scrape time. Labels are
@@ -105,7 +111,7 @@ var (
 type collector struct{ q *Queue }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRetained, descPending, descAckPending, descOldest, descDLQ, descConn} {
+	for _, d := range []*prometheus.Desc{descRetained, descPending, descAckPending, descOldest, descDLQ, descConn, descTenantQueued, descTenantBudget} {
 		ch <- d
 	}
 }
@@ -117,6 +123,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		connected = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descConn, prometheus.GaugeValue, connected)
+	c.collectBudgets(ch)
 	if connected == 0 {
 		return
 	}
@@ -145,5 +152,24 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s, err := q.js.Stream(ctx, q.names.DLQStream()); err == nil {
 		ch <- prometheus.MustNewConstMetric(descDLQ, prometheus.GaugeValue, float64(s.CachedInfo().State.Msgs))
+	}
+}
+
+// collectBudgets reports the bytes each tenant has charged to its budget, and that budget. The
+// budget is read outside the queue's lock: it may consult the settings.
+func (c *collector) collectBudgets(ch chan<- prometheus.Metric) {
+	q := c.q
+	if !q.budgeting() {
+		return
+	}
+	q.mu.Lock()
+	queued := make(map[string]int64, len(q.budget))
+	for tenant, n := range q.budget {
+		queued[tenant] = n
+	}
+	q.mu.Unlock()
+	for tenant, n := range queued {
+		ch <- prometheus.MustNewConstMetric(descTenantQueued, prometheus.GaugeValue, float64(n), tenant)
+		ch <- prometheus.MustNewConstMetric(descTenantBudget, prometheus.GaugeValue, float64(max(q.budgetOf(tenant), 0)), tenant)
 	}
 }
