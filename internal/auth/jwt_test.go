@@ -7,7 +7,6 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +42,7 @@ func newJWTFixture(t *testing.T) (*fixture, *jwtKeys) {
 	secrets := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(secrets, name)
-		if err := os.WriteFile(p, append(b, '\n'), 0o600); err != nil {
+		if err := writeFile(p, string(b)+"\n"); err != nil {
 			t.Fatal(err)
 		}
 		return p

@@ -165,13 +165,18 @@ type corsFile struct {
 	MaxAge  string   `yaml:"max_age"`
 }
 
+// blockFindings returns a function adding a finding on field of the tenant file's block to fs.
+func blockFindings(fs *[]Finding, at findingAt, block string) func(field, format string, args ...any) {
+	return func(field, format string, args ...any) {
+		f := at(block+"."+field, block, field)
+		f.Message = fmt.Sprintf(format, args...)
+		*fs = append(*fs, f)
+	}
+}
+
 func validateJWT(jf *jwtFile, at findingAt) (*JWT, []Finding) {
 	var fs []Finding
-	add := func(field string, format string, args ...any) {
-		f := at("jwt."+field, "jwt", field)
-		f.Message = fmt.Sprintf(format, args...)
-		fs = append(fs, f)
-	}
+	add := blockFindings(&fs, at, "jwt")
 	j := &JWT{Issuer: jf.Issuer, Audience: jf.Audience, RoleClaim: jf.RoleClaim, JWKSURL: jf.JWKSURL, JWKSFile: jf.JWKSFile,
 		Leeway: DefaultJWTLeeway, JWKSRefresh: DefaultJWKSRefresh, JWKSMinInterval: DefaultJWKSMinInterval, Roles: map[string]Role{}}
 	if j.RoleClaim == "" {
@@ -256,11 +261,7 @@ func validateJWT(jf *jwtFile, at findingAt) (*JWT, []Finding) {
 
 func validateCORS(cf *corsFile, at findingAt) (*CORS, []Finding) {
 	var fs []Finding
-	add := func(field string, format string, args ...any) {
-		f := at("cors."+field, "cors", field)
-		f.Message = fmt.Sprintf(format, args...)
-		fs = append(fs, f)
-	}
+	add := blockFindings(&fs, at, "cors")
 	c := &CORS{Methods: cf.Methods, Headers: cf.Headers, MaxAge: 10 * time.Minute}
 	if len(c.Methods) == 0 {
 		c.Methods = []string{http.MethodGet, http.MethodPost}
