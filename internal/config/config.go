@@ -14,6 +14,7 @@ type Config struct {
 	InstanceID           string      `yaml:"instance_id" env:"WH_INSTANCE_ID" env-description:"Name of this process in leases, logs and metrics; default <hostname>-<8 hex>."`
 	ShutdownTimeout      Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
 	Log                  Log         `yaml:"log" env-prefix:"WH_LOG_"`
+	Memory               Memory      `yaml:"memory" env-prefix:"WH_MEMORY_"`
 	Auth                 Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
 	Limits               Limits      `yaml:"limits" env-prefix:"WH_LIMITS_"`
 	Idempotency          Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
@@ -44,6 +45,12 @@ type Ops struct {
 type Log struct {
 	Level  string `yaml:"level" env:"LEVEL" env-description:"debug, info, warn or error."`
 	Format string `yaml:"format" env:"FORMAT" env-description:"json or text."`
+}
+
+// Memory is the process's memory budget: the Go runtime's soft memory limit (docs/operations.md).
+type Memory struct {
+	Limit         int64 `yaml:"limit" env:"LIMIT" env-description:"Soft memory limit of the Go heap in bytes (the GC works harder near it); 0: memory.cgroup_percent of the cgroup memory limit when there is one, else none; -1: none. The GOMEMLIMIT environment variable wins over both."`
+	CgroupPercent int   `yaml:"cgroup_percent" env:"CGROUP_PERCENT" env-description:"Share (1-100) of the cgroup memory limit used as the soft limit when memory.limit is 0."`
 }
 
 // Auth holds the boot-time access switches; API keys live in the settings directory.
