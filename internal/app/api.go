@@ -88,7 +88,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if err := h.Routes(mux); err != nil {
 		return nil, err
 	}
-	ln := newListener(compAPI, e.cfg.Server.Listen, httpx.Middleware(e.log, e.http.Instrument(compAPI, httpx.Routes(mux))), e.log,
+	ln := newListener(compAPI, e.cfg.Server.Listen, httpx.Middleware(e.log, e.http.Instrument(compAPI, httpx.CORS(corsPolicy(d.settings.mgr), httpx.Routes(mux)))), e.log,
 		e.cfg.Server.ReadHeaderTimeout.D(), e.cfg.Server.IdleTimeout.D())
 	// SSE connections never go idle: end them when shutdown begins, so Shutdown does not wait for
 	// its deadline (clients resume elsewhere with Last-Event-ID).

@@ -15,6 +15,10 @@ type Principal struct {
 	Scopes []Scope
 	// Tables, when non-empty, are the only tables the principal may touch.
 	Tables []string
+	// Subject and Role are a JWT's sub claim and role; empty for API keys.
+	Subject, Role string
+	// Token is true for a JWT principal.
+	Token bool
 	// Operator is true for the operator key.
 	Operator bool
 	// Anonymous is true when no keys are configured and the listener allows anonymous access.
