@@ -5,9 +5,10 @@ BIN   := bin/wavehouse
 PKG   := github.com/wavehouse/wavehouse/internal/buildinfo
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+IMAGE   ?= ghcr.io/wavehouse/wavehouse:latest
 LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildTime=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: help run build test chaos cover lint bench docs deps clean
+.PHONY: help run build test chaos cover lint bench image docs deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -35,6 +36,9 @@ lint: ## gofmt, go vet, and golangci-lint when installed
 
 bench: ## run the benchmarks (services started as for make test)
 	BENCH=1 tests/run.sh
+
+image: ## build the container image $(IMAGE) (the Kubernetes manifests' image; also wavehouse:local for compose)
+	docker build -f deployments/Dockerfile --build-arg LDFLAGS="$(LDFLAGS)" -t $(IMAGE) -t wavehouse:local .
 
 docs: ## regenerate the generated parts of docs/ (the metrics reference starts the test services it needs)
 	$(GO) test ./internal/config -run TestConfigurationDoc -update

@@ -7,13 +7,32 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/wavehouse/wavehouse/internal/app"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/logging"
+	"github.com/wavehouse/wavehouse/internal/memlimit"
 )
+
+// bootMemoryLimit sets the Go runtime's soft memory limit (docs/operations.md, "Memory budget")
+// and logs what it chose. A cgroup that cannot be read leaves the process without a derived
+// limit, which is how it ran before: worth a warning, not a failed boot.
+func bootMemoryLimit(c config.Memory, log *slog.Logger) {
+	d, err := memlimit.Boot(memlimit.Config{Limit: c.Limit, CgroupPercent: c.CgroupPercent}, os.Getenv("GOMEMLIMIT"))
+	if err != nil {
+		log.Warn("cannot read the cgroup memory limit", "error", err)
+	}
+	limit := "none"
+	if d.Limit != math.MaxInt64 {
+		limit = strconv.FormatInt(d.Limit, 10)
+	}
+	log.Info("memory limit", "gomemlimit_bytes", limit, "source", d.Source, "cgroup_limit_bytes", d.Cgroup)
+}
 
 func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -42,6 +61,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1
 	}
+	bootMemoryLimit(cfg.Memory, log)
 	a, err := app.New(cfg, log, opts...)
 	if err != nil {
 		log.Error("boot failed", "error", err)

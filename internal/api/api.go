@@ -57,6 +57,9 @@ type Config struct {
 	RetryAfter time.Duration
 	// Idempotency tunes Idempotency-Key handling (used when Deps.Dedupe is set).
 	Idempotency Idempotency
+	// AllowHostTableFunctions lets operator SQL touch the server's files and the network
+	// (sqlscan.HostAccess); off, such statements answer 403 sql.host_access.
+	AllowHostTableFunctions bool
 }
 
 // Deps are the API's collaborators. Commits and Invalidator may be nil.

@@ -14,7 +14,9 @@ import (
 // opsSQL runs a statement, DDL included, in the tenant's database. With the operator key (or
 // anonymously) any statement runs; a tenant's own admin key is confined to its database
 // (sqlscan.Confine), and a key restricted to tables may not use it at all. Schema caches and the
-// tenant's cache versions are refreshed after it, since it may change either.
+// tenant's cache versions are refreshed after it, since it may change either. Whoever sends it,
+// a statement touching the server's files or the network (sqlscan.HostAccess) is refused unless
+// Config.AllowHostTableFunctions is set.
 func (a *API) opsSQL(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		SQL string `json:"sql"`
@@ -41,6 +43,14 @@ func (a *API) opsSQL(w http.ResponseWriter, r *http.Request) {
 		if err := sqlscan.Confine(req.SQL, target.Database); err != nil {
 			a.deps.Log.WarnContext(r.Context(), "audit: operator sql refused", "tenant", tenant, "key_id", p.KeyID, "reason", err.Error())
 			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "sql.outside_tenant", Message: err.Error()})
+			return
+		}
+	}
+	if !a.cfg.AllowHostTableFunctions {
+		if err := sqlscan.HostAccess(req.SQL); err != nil {
+			a.deps.Log.WarnContext(r.Context(), "audit: operator sql refused", "tenant", tenant, "reason", err.Error())
+			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "sql.host_access",
+				Message: err.Error() + "; set ops_sql.allow_host_table_functions to allow it"})
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/settings"
@@ -16,14 +17,15 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 	if !cfg.Roles.Has(config.RoleAPI) {
 		return false, "", nil
 	}
-	return auth.CheckListener(cfg.Server.Listen, snap.KeyCount(), cfg.Auth.AllowAnonymous)
+	return auth.CheckListener(cfg.Server.Listen, snap.Credentials(), cfg.Auth.AllowAnonymous)
 }
 
 // buildAccess creates the authenticator and the limiter of the API over the settings in force,
 // with the secure-default decision New made (a public listener without keys never gets here
 // unless anonymous access is allowed, which buildAPI logs loudly at every boot).
 func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator, *limits.Limiter, error) {
-	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous},
+	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous,
+		AnonymousOps: acc.anonymous && acc.warning == ""},
 		auth.Deps{Settings: mgr, Log: e.log.With("component", "auth"), Registerer: e.reg})
 	if err != nil {
 		return nil, nil, err
@@ -43,5 +45,14 @@ func queryLimits(limiter *limits.Limiter) func(tenant string) query.Limits {
 		l := limiter.Limits(tenant)
 		return query.Limits{MaxRows: uint64(l.MaxResultRows), MaxBytes: uint64(l.MaxResultBytes),
 			MaxExecutionTime: l.MaxExecutionTime.D(), CacheTTL: l.CacheTTL.D()}
+	}
+}
+
+// corsPolicy answers the CORS middleware from the settings in force: the union of the policies
+// of every tenant allowing the origin (auth narrows each actual request to its own tenant).
+func corsPolicy(mgr *settings.Manager) func(origin string) (httpx.CORSRule, bool) {
+	return func(origin string) (httpx.CORSRule, bool) {
+		c, ok := mgr.Current().CORSFor(origin)
+		return httpx.CORSRule{Methods: c.Methods, Headers: c.Headers, MaxAge: c.MaxAge}, ok
 	}
 }

@@ -46,6 +46,9 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if d.warning != "" {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)
 	}
+	if e.cfg.OpsSQL.AllowHostTableFunctions {
+		e.log.Warn("SECURITY: ops_sql.allow_host_table_functions is true: operator SQL may read the server's files, reach the network and run programs (file, url, s3, remote, executable, …)")
+	}
 	in := e.cfg.Ingest
 	q, err := query.New(query.Config{}, query.Deps{Store: d.store.store, Cache: d.cache, Log: e.log, Limits: queryLimits(d.limiter),
 		Tracer: e.tracer.Scoped()})
@@ -75,9 +78,10 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		deps.Dedupe = d.dedupe
 	}
 	h, err := api.New(api.Config{
-		Limits:      request.Limits{MaxBodyBytes: in.MaxBodyBytes, MaxRows: in.MaxRows, MaxErrors: in.MaxErrors},
-		WaitTimeout: in.WaitTimeout.D(),
-		Idempotency: api.Idempotency{Lease: e.cfg.Idempotency.Lease.D(), Retention: e.cfg.Idempotency.Retention.D()},
+		Limits:                  request.Limits{MaxBodyBytes: in.MaxBodyBytes, MaxRows: in.MaxRows, MaxErrors: in.MaxErrors},
+		WaitTimeout:             in.WaitTimeout.D(),
+		Idempotency:             api.Idempotency{Lease: e.cfg.Idempotency.Lease.D(), Retention: e.cfg.Idempotency.Retention.D()},
+		AllowHostTableFunctions: e.cfg.OpsSQL.AllowHostTableFunctions,
 	}, deps)
 	if err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if err := h.Routes(mux); err != nil {
 		return nil, err
 	}
-	ln := newListener(compAPI, e.cfg.Server.Listen, traced(httpx.Middleware(e.log, e.http.Instrument(compAPI, httpx.Routes(mux))), e.tracer), e.log,
+	ln := newListener(compAPI, e.cfg.Server.Listen, traced(httpx.Middleware(e.log, e.http.Instrument(compAPI, httpx.CORS(corsPolicy(d.settings.mgr), httpx.Routes(mux)))), e.tracer), e.log,
 		e.cfg.Server.ReadHeaderTimeout.D(), e.cfg.Server.IdleTimeout.D())
 	// SSE connections never go idle: end them when shutdown begins, so Shutdown does not wait for
 	// its deadline (clients resume elsewhere with Last-Event-ID).

@@ -26,6 +26,13 @@ var (
 	ErrExpiredKey = errors.New("auth: api key expired")
 	// ErrForbidden means the principal lacks a scope or table the route needs.
 	ErrForbidden = errors.New("auth: forbidden")
+	// ErrInvalidToken means a JWT is malformed, signed by no key of the tenant its issuer names,
+	// or carries the wrong issuer or audience.
+	ErrInvalidToken = errors.New("auth: invalid token")
+	// ErrExpiredToken means a JWT verified but is past its exp (beyond the leeway).
+	ErrExpiredToken = errors.New("auth: token expired")
+	// ErrUnknownRole means a verified JWT's role claim is missing or maps to no role.
+	ErrUnknownRole = errors.New("auth: token role not allowed")
 )
 
 // minOperatorKeyLen is the shortest operator key accepted from its file.
@@ -43,6 +50,10 @@ type Config struct {
 	// hold no API key; set it when the API listener is loopback or auth.allow_anonymous is true
 	// (default false).
 	AllowAnonymous bool
+	// AnonymousOps lets anonymous requests call /v1/ops/* too; set it only for a loopback API
+	// listener (a developer's own machine). Otherwise the anonymous principal never runs
+	// operator SQL nor any other operator route (default false).
+	AnonymousOps bool
 	// AnonymousTenant is the tenant of anonymous requests (default "default").
 	AnonymousTenant string
 }
@@ -71,6 +82,8 @@ type Deps struct {
 	Now func() time.Time
 	// Registerer receives wavehouse_auth_denied_total{code}; nil registers nothing.
 	Registerer prometheus.Registerer
+	// HTTPClient fetches JWKS URLs; nil means a client with a 5 s timeout.
+	HTTPClient *http.Client
 }
 
 // Authenticator checks credentials against the settings in force.
@@ -81,6 +94,7 @@ type Authenticator struct {
 	now      func() time.Time
 	operator atomic.Pointer[[sha256.Size]byte] // nil when no operator key
 	denied   *prometheus.CounterVec            // nil without a Registerer
+	jwks     *jwksCache
 }
 
 // New returns an Authenticator and reads the operator key file when one is configured.
@@ -101,6 +115,7 @@ func New(cfg Config, deps Deps) (*Authenticator, error) {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.jwks = newJWKSCache(deps.HTTPClient, a.now, a.log)
 	if err := a.ReloadOperatorKey(); err != nil {
 		return nil, err
 	}
@@ -140,13 +155,30 @@ func (a *Authenticator) ReloadOperatorKey() error {
 
 // Anonymous reports whether requests without a credential are currently admitted.
 func (a *Authenticator) Anonymous() bool {
-	return a.cfg.AllowAnonymous && a.settings.Current().KeyCount() == 0
+	return a.cfg.AllowAnonymous && a.settings.Current().Credentials() == 0
 }
 
 // Authenticate derives the principal from r's Authorization header. The returned key id (for
 // audit lines) is set whenever the credential parsed, even when authentication failed.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error) {
+	return a.authenticate(r, false)
+}
+
+// authenticate is Authenticate; with queryToken, a JWT may come as ?token= instead, which is
+// then removed from r.URL so that no handler or log line after this one sees it.
+func (a *Authenticator) authenticate(r *http.Request, queryToken bool) (Principal, string, error) {
 	h := r.Header.Get("Authorization")
+	if h == "" && queryToken && r.URL.Query().Has("token") {
+		q := r.URL.Query()
+		token := q.Get("token")
+		q.Del("token")
+		r.URL.RawQuery = q.Encode()
+		if !looksLikeJWT(token) {
+			return Principal{}, "", ErrInvalidToken // API keys never travel in a URL
+		}
+		p, err := a.verifyJWT(r.Context(), token)
+		return p, "", err
+	}
 	if h == "" {
 		if a.Anonymous() {
 			return Principal{Tenant: a.cfg.AnonymousTenant, Anonymous: true}, "", nil
@@ -163,6 +195,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error)
 		if subtle.ConstantTimeCompare(sum[:], op[:]) == 1 {
 			return Principal{Operator: true}, "", nil
 		}
+	}
+	if looksLikeJWT(token) {
+		p, err := a.verifyJWT(r.Context(), token)
+		return p, "", err
 	}
 	id, secret, ok := ParseToken(token)
 	if !ok {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/httpx"
 )
@@ -14,7 +16,7 @@ import (
 // line; the handler is not called.
 func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, keyID, err := a.Authenticate(r)
+		p, keyID, err := a.authenticate(r, rule.QueryToken)
 		if err != nil {
 			a.deny(w, r, keyID, err)
 			return
@@ -23,6 +25,13 @@ func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
 			a.count(e.Code)
 			a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "tenant", p.Tenant, "operator", p.Operator, "reason", e.Code)...)
 			httpx.WriteError(w, *e)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !a.allowsOrigin(p, origin, r) {
+			a.count("auth.origin_not_allowed")
+			a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "tenant", p.Tenant, "origin", origin, "reason", "auth.origin_not_allowed")...)
+			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.origin_not_allowed",
+				Message: "this tenant's cors settings do not allow origin " + origin})
 			return
 		}
 		if rule.Ops {
@@ -55,6 +64,9 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 		p.Tenant = t
 		return nil
 	}
+	if p.Anonymous && rule.Ops && !a.cfg.AnonymousOps {
+		return deny(http.StatusForbidden, "auth.anonymous_ops", "operator routes need the operator key or a tenant admin key; anonymous access on a public listener covers ingest, query and stream only")
+	}
 	if rule.OperatorOnly {
 		return deny(http.StatusForbidden, "auth.operator_only", "this route needs the operator key")
 	}
@@ -78,6 +90,15 @@ func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID strin
 		code, msg = "auth.missing_key", "send Authorization: Bearer <api key>"
 	case errors.Is(err, ErrExpiredKey):
 		code, msg = "auth.expired_key", "api key expired"
+	case errors.Is(err, ErrInvalidToken):
+		code, msg = "auth.invalid_token", "invalid token: bad signature, issuer or audience, or not yet valid"
+	case errors.Is(err, ErrExpiredToken):
+		code, msg = "auth.expired_token", "token expired"
+	case errors.Is(err, ErrUnknownRole):
+		a.count("auth.role_not_allowed")
+		a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, keyID, "reason", "auth.role_not_allowed")...)
+		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.role_not_allowed", Message: "the token's role is not one of the tenant's jwt.roles"})
+		return
 	}
 	a.count(code)
 	a.log.WarnContext(r.Context(), "audit: authentication failed", auditAttrs(r, keyID, "reason", code)...)
@@ -99,4 +120,16 @@ func (a *Authenticator) count(code string) {
 	if a.denied != nil {
 		a.denied.WithLabelValues(code).Inc()
 	}
+}
+
+// allowsOrigin reports whether a cross-origin browser request (its Origin differs from the
+// request's own host) may act as p: only when p's tenant's cors settings list the origin. The
+// CORS middleware answers a preflight for the union of all tenants' origins, since a preflight
+// carries no credential; this check narrows the actual request to its own tenant.
+func (a *Authenticator) allowsOrigin(p Principal, origin string, r *http.Request) bool {
+	if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return true // same origin
+	}
+	t, ok := a.settings.Current().Tenant(p.Tenant)
+	return ok && t.CORS.AllowsOrigin(origin)
 }

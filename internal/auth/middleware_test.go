@@ -297,3 +297,29 @@ func counterValue(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestAnonymousNeverOperator: without Config.AnonymousOps (any listener but loopback) the
+// anonymous principal is refused on every /v1/ops/* route, operator SQL included, while ingest
+// and query still admit it.
+func TestAnonymousNeverOperator(t *testing.T) {
+	f := newFixture(t, true, func(*fixture) map[string]string { return map[string]string{"default": "database: default\n"} })
+	n := 0
+	for pattern := range Routes() {
+		method, path, _ := strings.Cut(pattern, " ")
+		if !strings.HasPrefix(path, opsPrefix) {
+			continue
+		}
+		n++
+		path = strings.NewReplacer("{table}", "events").Replace(path)
+		res := f.do(t, method, path+"?tenant=default", "")
+		if res.status != http.StatusForbidden || res.body["code"] != "auth.anonymous_ops" {
+			t.Errorf("anonymous %s %s: %d %v, want 403 auth.anonymous_ops", method, path, res.status, res.body)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d ops routes checked", n)
+	}
+	if res := f.do(t, "POST", "/v1/query", ""); res.status != http.StatusOK || !res.principal.Anonymous {
+		t.Fatalf("anonymous query: %d %+v", res.status, res.principal)
+	}
+}

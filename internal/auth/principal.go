@@ -15,13 +15,18 @@ type Principal struct {
 	Scopes []Scope
 	// Tables, when non-empty, are the only tables the principal may touch.
 	Tables []string
+	// Subject and Role are a JWT's sub claim and role; empty for API keys.
+	Subject, Role string
+	// Token is true for a JWT principal.
+	Token bool
 	// Operator is true for the operator key.
 	Operator bool
 	// Anonymous is true when no keys are configured and the listener allows anonymous access.
 	Anonymous bool
 }
 
-// HasScope reports whether p grants s. The operator and anonymous principals hold every scope.
+// HasScope reports whether p grants s. The operator and anonymous principals hold every scope
+// (yet the anonymous one reaches /v1/ops/* only with Config.AnonymousOps).
 func (p Principal) HasScope(s Scope) bool {
 	return p.Operator || p.Anonymous || slices.Contains(p.Scopes, s)
 }

@@ -17,6 +17,9 @@ type Rule struct {
 	Ops bool
 	// OperatorOnly marks routes only the operator key may call (process-wide actions).
 	OperatorOnly bool
+	// QueryToken lets a JWT arrive as ?token= (EventSource cannot set headers); the parameter
+	// is removed from the request before the handler sees it.
+	QueryToken bool
 }
 
 // opsPrefix is the path prefix of operator routes.
@@ -36,7 +39,7 @@ func Routes() map[string]Rule {
 		"GET /v1/pipes":                   query,
 		"GET /v1/pipes/{name}":            query,
 		"POST /v1/pipes/{name}":           query,
-		"GET /v1/stream/{table}":          {Scope: ScopeStream, TableParam: "table"},
+		"GET /v1/stream/{table}":          {Scope: ScopeStream, TableParam: "table", QueryToken: true},
 		"GET /v1/tables":                  query,
 		"GET /v1/tables/{table}":          {Scope: ScopeQuery, TableParam: "table"},
 		"POST /v1/ops/sql":                admin,

@@ -15,7 +15,9 @@ type Config struct {
 	ShutdownTimeout      Duration    `yaml:"shutdown_timeout" env:"WH_SHUTDOWN_TIMEOUT" env-description:"How long a graceful shutdown may take before work is abandoned."`
 	Log                  Log         `yaml:"log" env-prefix:"WH_LOG_"`
 	Tracing              Tracing     `yaml:"tracing" env-prefix:"WH_TRACING_"`
+	Memory               Memory      `yaml:"memory" env-prefix:"WH_MEMORY_"`
 	Auth                 Auth        `yaml:"auth" env-prefix:"WH_AUTH_"`
+	OpsSQL               OpsSQL      `yaml:"ops_sql" env-prefix:"WH_OPS_SQL_"`
 	Limits               Limits      `yaml:"limits" env-prefix:"WH_LIMITS_"`
 	Idempotency          Idempotency `yaml:"idempotency" env-prefix:"WH_IDEMPOTENCY_"`
 	Ingest               Ingest      `yaml:"ingest" env-prefix:"WH_INGEST_"`
@@ -53,10 +55,21 @@ type Tracing struct {
 	Enabled bool `yaml:"enabled" env:"ENABLED" env-description:"Create spans and export them over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT (sampler, service name, headers: the standard OTEL_* variables, see docs/tracing.md). Off: no span is created."`
 }
 
+// Memory is the process's memory budget: the Go runtime's soft memory limit (docs/operations.md).
+type Memory struct {
+	Limit         int64 `yaml:"limit" env:"LIMIT" env-description:"Soft memory limit of the Go heap in bytes (the GC works harder near it); 0: memory.cgroup_percent of the cgroup memory limit when there is one, else none; -1: none. The GOMEMLIMIT environment variable wins over both."`
+	CgroupPercent int   `yaml:"cgroup_percent" env:"CGROUP_PERCENT" env-description:"Share (1-100) of the cgroup memory limit used as the soft limit when memory.limit is 0."`
+}
+
 // Auth holds the boot-time access switches; API keys live in the settings directory.
 type Auth struct {
 	AllowAnonymous  bool   `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
 	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: no operator key. Read again on SIGHUP."`
+}
+
+// OpsSQL tunes POST /v1/ops/sql.
+type OpsSQL struct {
+	AllowHostTableFunctions bool `yaml:"allow_host_table_functions" env:"ALLOW_HOST_TABLE_FUNCTIONS" env-description:"Let operator SQL use table functions, engines and dictionary sources that touch the server's files or the network (file, url, s3, remote, executable, mysql, …) and INTO OUTFILE. Logged at every boot when on."`
 }
 
 // Limits says how long a request may wait for a tenant's limits, and holds the defaults of the

@@ -8,6 +8,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/coord"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
+	"github.com/wavehouse/wavehouse/internal/memlimit"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
@@ -34,6 +35,7 @@ func Default() Config {
 		Roles:                Roles{RoleAPI, RoleIngest, RoleSweeper},
 		ShutdownTimeout:      Duration(30 * time.Second),
 		Log:                  Log{Level: "info", Format: "json"},
+		Memory:               Memory{CgroupPercent: memlimit.DefaultCgroupPercent},
 		Limits: Limits{
 			MaxConcurrentQueries: 16, MaxResultRows: 1_000_000, MaxResultBytes: 1 << 30,
 			MaxExecutionTime: Duration(30 * time.Second), CacheTTL: Duration(time.Minute),

@@ -20,6 +20,8 @@ type tenantFile struct {
 	Keys       []keyFile  `yaml:"keys"`
 	Limits     Limits     `yaml:"limits"`
 	Dedupe     dedupeFile `yaml:"dedupe"`
+	JWT        *jwtFile   `yaml:"jwt"`
+	CORS       *corsFile  `yaml:"cors"`
 }
 
 type keyFile struct {
@@ -111,6 +113,14 @@ func build(files []file) (*Snapshot, []Finding) {
 			continue
 		}
 		snap.tenants[name] = t
+		if t.JWT != nil && t.JWT.Issuer != "" {
+			if other, dup := snap.issuers[t.JWT.Issuer]; dup {
+				findings = append(findings, Finding{File: f.rel, Key: "jwt.issuer",
+					Message: fmt.Sprintf("issuer %q is also used by tenant %q: issuers must be unique", t.JWT.Issuer, other.Name)})
+			} else {
+				snap.issuers[t.JWT.Issuer] = t
+			}
+		}
 		for i := range t.Keys {
 			k := &t.Keys[i]
 			if other, dup := snap.keys[k.ID]; dup {

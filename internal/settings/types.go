@@ -41,6 +41,7 @@ type Snapshot struct {
 
 	tenants map[string]*Tenant
 	keys    map[string]keyRef
+	issuers map[string]*Tenant
 	shared  []PipeFile
 }
 
@@ -55,7 +56,7 @@ type keyRef struct {
 
 // Empty returns a snapshot with no tenants and no keys, used when no settings directory is set.
 func Empty() *Snapshot {
-	return &Snapshot{tenants: map[string]*Tenant{}, keys: map[string]keyRef{}}
+	return &Snapshot{tenants: map[string]*Tenant{}, keys: map[string]keyRef{}, issuers: map[string]*Tenant{}}
 }
 
 // Tenant returns the tenant called name.
@@ -102,6 +103,10 @@ type Tenant struct {
 	Limits Limits
 	// Dedupe configures the tenant's idempotency records.
 	Dedupe Dedupe
+	// JWT, when non-nil, lets the tenant's end users authenticate with JSON Web Tokens.
+	JWT *JWT
+	// CORS, when non-nil, lets browsers on its origins call the API with the tenant's credentials.
+	CORS *CORS
 	// Pipes are the tenant's pipe files (filled in by the pipes work; loaded, not yet parsed).
 	Pipes []PipeFile
 }

@@ -70,6 +70,14 @@ func validateTenant(name, rel string, tf *tenantFile, at findingAt) (*Tenant, []
 		}
 		t.Dedupe.Retention = d
 	}
+	if tf.JWT != nil {
+		j, more := validateJWT(tf.JWT, at)
+		t.JWT, fs = j, append(fs, more...)
+	}
+	if tf.CORS != nil {
+		c, more := validateCORS(tf.CORS, at)
+		t.CORS, fs = c, append(fs, more...)
+	}
 	seen := map[string]bool{}
 	for i, kf := range tf.Keys {
 		k, more := validateKey(i, kf, at)

@@ -96,9 +96,13 @@ func generateManifests(t *testing.T, format string) []byte {
 
 // TestComposeSplit checks deployments/compose/split.yaml: the services of the split topology
 // exist, every wavehouse service mounts a role config that passes `wavehouse config check`
-// (with the service's environment) and runs exactly the role its name says, and every mounted
-// NATS config passes `nats-server -t`.
-func TestComposeSplit(t *testing.T) {
+// (with the service's environment, and every file the config names found where the service
+// mounts it) and runs exactly the role its name says, and every mounted NATS config passes
+// `nats-server -t`.
+func TestComposeSplit(t *testing.T) { composeGateways(t) }
+
+// composeGateways runs the checks of TestComposeSplit and returns the wavehouse services.
+func composeGateways(t *testing.T) []shippedGateway {
 	dir := filepath.Join(repoRoot, "deployments", "compose")
 	docs := yamlDocs(t, filepath.Join(dir, "split.yaml"))
 	if len(docs) != 1 {
@@ -132,6 +136,7 @@ func TestComposeSplit(t *testing.T) {
 		t.Fatalf("services %v, want %v", names, want)
 	}
 	roles := map[string]int{}
+	var gateways []shippedGateway
 	for _, name := range names {
 		svc := compose.Services[name]
 		mounts := map[string]string{}
@@ -171,36 +176,49 @@ func TestComposeSplit(t *testing.T) {
 			for k, v := range svc.Environment {
 				env = append(env, k+"="+v)
 			}
-			checkRoleConfig(t, name, cfg, env, role)
 			for _, s := range svc.Secrets {
 				if sec, ok := compose.Secrets[s]; !ok {
 					t.Errorf("%s: secret %q is not defined", name, s)
 				} else if _, err := os.Stat(filepath.Join(dir, sec.File)); err != nil {
 					t.Errorf("%s: secret %q: %v", name, s, err)
+				} else {
+					mounts["/run/secrets/"+s] = filepath.Join(dir, sec.File)
 				}
 			}
+			g := shippedGateway{Name: name, Role: role, Config: cfg, Env: env, Mounts: mounts}
+			if len(svc.Healthcheck.Test) > 2 {
+				g.Health = svc.Healthcheck.Test[2:] // after CMD and the binary
+			}
+			checkRoleConfig(t, name, cfg, append(env, g.pathEnv(t)...), role)
+			gateways = append(gateways, g)
 		}
 	}
 	if roles["api"] != 2 || roles["ingest"] != 2 || roles["sweeper"] != 1 {
 		t.Errorf("wavehouse processes per role %v, want api 2, ingest 2, sweeper 1", roles)
 	}
+	return gateways
 }
 
 // TestKubernetesSplit checks deployments/kubernetes: one Deployment and one Service per role,
 // each Deployment's config (from the ConfigMap) passes `wavehouse config check` with the pod's
 // WH_* variables and runs exactly its role, the NATS ConfigMap carries
 // deployments/nats/kubernetes.conf and that config passes `nats-server -t`, and every resource
-// of the kustomization exists.
-func TestKubernetesSplit(t *testing.T) {
+// of the kustomization exists. Every file a role config names must be mounted by its Deployment.
+func TestKubernetesSplit(t *testing.T) { kubernetesGateways(t) }
+
+// kubernetesGateways runs the checks of TestKubernetesSplit and returns the wavehouse
+// Deployments, their Secret and ConfigMap volumes written out under a temporary directory.
+func kubernetesGateways(t *testing.T) []shippedGateway {
 	dir := filepath.Join(repoRoot, "deployments", "kubernetes")
 	type object struct {
 		Kind     string `yaml:"kind"`
 		Metadata struct {
 			Name string `yaml:"name"`
 		} `yaml:"metadata"`
-		Data      map[string]string `yaml:"data"`
-		Resources []string          `yaml:"resources"`
-		Spec      struct {
+		Data       map[string]string `yaml:"data"`
+		StringData map[string]string `yaml:"stringData"`
+		Resources  []string          `yaml:"resources"`
+		Spec       struct {
 			Replicas *int `yaml:"replicas"`
 			Template struct {
 				Spec struct {
@@ -215,7 +233,12 @@ func TestKubernetesSplit(t *testing.T) {
 							Name  string `yaml:"name"`
 							Value string `yaml:"value"`
 						} `yaml:"env"`
+						VolumeMounts []struct {
+							Name      string `yaml:"name"`
+							MountPath string `yaml:"mountPath"`
+						} `yaml:"volumeMounts"`
 					} `yaml:"containers"`
+					Volumes []kubeVolume `yaml:"volumes"`
 				} `yaml:"spec"`
 			} `yaml:"template"`
 		} `yaml:"spec"`
@@ -254,6 +277,7 @@ func TestKubernetesSplit(t *testing.T) {
 	if !ok {
 		t.Fatal("no ConfigMap wavehouse-config")
 	}
+	var gateways []shippedGateway
 	for role, replicas := range map[string]int{"api": 2, "ingest": 2, "sweeper": 1} {
 		name := "wavehouse-" + role
 		d, ok := objects["Deployment/"+name]
@@ -296,7 +320,29 @@ func TestKubernetesSplit(t *testing.T) {
 			}
 			env = append(env, e.Name+"="+v)
 		}
-		checkRoleConfig(t, "Deployment "+name, path, env, role)
+		g := shippedGateway{Name: "Deployment " + name, Role: role, Config: path, Env: env, Mounts: map[string]string{}}
+		if cmd := c.ReadinessProbe.Exec.Command; len(cmd) > 1 {
+			g.Health = cmd[1:] // after the binary
+		}
+		vols := map[string]kubeVolume{}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			vols[v.Name] = v
+		}
+		for _, m := range c.VolumeMounts {
+			v, ok := vols[m.Name]
+			if !ok {
+				t.Errorf("Deployment %s: volumeMount %q names no volume", name, m.Name)
+				continue
+			}
+			if host := v.materialize(t, func(kind, name string) map[string]string {
+				o := objects[kind+"/"+name]
+				return map[string]string(mergeData(o.Data, o.StringData))
+			}); host != "" {
+				g.Mounts[m.MountPath] = host
+			}
+		}
+		checkRoleConfig(t, g.Name, path, append(env, g.pathEnv(t)...), role)
+		gateways = append(gateways, g)
 	}
 	nats, ok := objects["ConfigMap/nats-config"]
 	if !ok {
@@ -313,6 +359,7 @@ func TestKubernetesSplit(t *testing.T) {
 		t.Error("no StatefulSet nats")
 	}
 	checkNATSConfig(t, filepath.Join(repoRoot, "deployments", "nats", "kubernetes.conf"), []string{"POD_NAME=nats-0"})
+	return gateways
 }
 
 // checkRoleConfig runs `wavehouse config check` on path with env and requires success, the

@@ -125,12 +125,17 @@ type stream struct {
 	data []string
 }
 
-// openStream opens /v1/stream/{table}?since=0 with token. A non-200 answer is returned with
+// openStream opens /v1/stream/{table}?since=0 with token (table may carry more query
+// parameters: events?token=…). A non-200 answer is returned with
 // the stream already closed.
 func (g *gateway) openStream(t testing.TB, token, table string) *stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	resp, err := g.send(ctx, http.MethodGet, "/v1/stream/"+table+"?since=0", token, nil, "Accept", "text/event-stream")
+	sep := "?"
+	if strings.Contains(table, "?") {
+		sep = "&"
+	}
+	resp, err := g.send(ctx, http.MethodGet, "/v1/stream/"+table+sep+"since=0", token, nil, "Accept", "text/event-stream")
 	if err != nil {
 		cancel()
 		t.Fatalf("stream %s: %v", table, err)

@@ -22,13 +22,15 @@ const (
 // TestIsolation runs two tenants, a and b, with identical table, pipe and Idempotency-Key
 // names on one gateway, and checks that neither's keys reach the other's data on any route:
 // the whole route × credential matrix of docs/tenants.md, then ingest, query (and its cache),
-// pipes, streams, the dead-letter queue, table listings and idempotency records.
+// pipes, streams, the dead-letter queue, table listings and idempotency records; and the same
+// for each tenant's JWTs (docs/jwt.md), CORS and a JWKS rotation.
 func TestIsolation(t *testing.T) {
 	t.Parallel()
 	a, b := tenantKeys(t, "a", "tenant_a"), tenantKeys(t, "b", "tenant_b")
 	for _, tn := range []*tenant{a, b} {
 		tn.Pipes = map[string]string{"recent": recentPipe}
 	}
+	ja, jb := withHS256(t, a), withJWKS(t, b)
 	g := startGateway(t, gatewayOptions{}, a, b)
 	for _, tn := range []*tenant{a, b} {
 		admin := tn.key(t, "admin").Token
@@ -38,12 +40,15 @@ func TestIsolation(t *testing.T) {
 	}
 
 	t.Run("matrix", func(t *testing.T) {
-		checkMatrix(t, g, matrixCallers(g, a, b))
+		checkMatrix(t, g, append(matrixCallers(g, a, b), jwtCallers(t, ja, jb)...))
 		// The refusals were audited (and TestMain greps the same output for the credentials).
 		mustContain(t, "the gateway's output after the matrix", g.proc.Output(),
 			`"audit: authentication failed"`, `"audit: access denied"`, `"audit: ops request"`)
 	})
 	t.Run("ingest and query", func(t *testing.T) { checkIngestQuery(t, g, a, b) })
+	t.Run("jwt", func(t *testing.T) { checkJWTData(t, g, ja, jb) })
+	t.Run("cors", func(t *testing.T) { checkCORS(t, g, ja, jb) })
+	t.Run("jwks rotation", func(t *testing.T) { checkJWKSRotation(t, g, jb) })
 	t.Run("stream", func(t *testing.T) { checkStreams(t, g, a, b) })
 	t.Run("dead letters", func(t *testing.T) { checkDeadLetters(t, g, a, b) })
 	t.Run("idempotency keys", func(t *testing.T) { checkIdempotency(t, g, a, b) })

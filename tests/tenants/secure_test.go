@@ -33,6 +33,9 @@ func TestSecureDefault(t *testing.T) {
 		if got := g.do(t, http.MethodGet, "/v1/tables", "", nil); got.Status != http.StatusOK {
 			t.Fatalf("GET /v1/tables without a key on an anonymous public gateway: %s, want 200", got)
 		}
+		if got := g.do(t, http.MethodPost, "/v1/ops/sql", "", []byte(`{"sql":"SELECT 1"}`)); got.Status != http.StatusForbidden || got.Code() != "auth.anonymous_ops" {
+			t.Fatalf("anonymous POST /v1/ops/sql on a public gateway: %s, want 403 auth.anonymous_ops", got)
+		}
 		g.proc.Stop(t)
 		g.proc.Start(t)
 		if n := strings.Count(g.proc.Output(), anonymousWarning); n != 2 {

@@ -7,40 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/wavehouse/wavehouse/internal/mq"
-	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // TestTenantBudget: TenantBudget overrides TenantMaxBytes per tenant (0 falls back to it, a
 // negative value is unlimited), and an acknowledged frame gives its bytes back.
 func TestTenantBudget(t *testing.T) {
-	nc, err := nats.Connect(testsvc.NATSServer(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	topo := Topology{Prefix: testsvc.UniqueName(t, "budget"), Partitions: 1, Replicas: 1, MaxBytes: 64 << 20,
-		DuplicateWindow: time.Minute, AckWait: 5 * time.Second, MaxAckPending: 100}
+	nc := testConn(t)
 	budgets := map[string]int64{"small": 100, "default": 0, "unlimited": -1}
-	q, err := New(nc, Options{Topology: topo, TenantMaxBytes: 300, TenantBudget: func(tenant string) int64 { return budgets[tenant] }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := testQueue(t, nc, Options{Topology: testTopology(t, "budget"), TenantMaxBytes: 300, TenantBudget: func(tenant string) int64 { return budgets[tenant] }})
 	ctx := t.Context()
-	if err := topo.Ensure(ctx, q.JetStream()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n := topo.Names()
-		_ = q.JetStream().DeleteStream(context.Background(), n.Stream(0))
-		_ = q.JetStream().DeleteStream(context.Background(), n.DLQStream())
-		_ = q.JetStream().DeleteKeyValue(context.Background(), n.LeaseBucket())
-		_ = q.JetStream().DeleteKeyValue(context.Background(), n.JournalBucket())
-		_ = q.JetStream().DeleteKeyValue(context.Background(), n.SchemaBucket())
-		_ = q.Close(context.Background())
-	})
 	payload := make([]byte, 90)
 	publish := func(tenant string) error {
 		_, err := q.Publish(ctx, mq.Record{Tenant: tenant, Table: "t", Payload: payload})
@@ -91,13 +67,8 @@ func TestTenantBudget(t *testing.T) {
 // process. Those are never delivered again: their charge comes back once the floor passes them,
 // looked at only when a publish would be refused and at most once per bootSweepEvery.
 func TestRebuiltBudgetReturnsFramesAckedAboveTheFloor(t *testing.T) {
-	nc, err := nats.Connect(testsvc.NATSServer(t).URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	topo := Topology{Prefix: testsvc.UniqueName(t, "rebuild"), Partitions: 1, Replicas: 1, MaxBytes: 64 << 20,
-		DuplicateWindow: time.Minute, AckWait: 5 * time.Second, MaxAckPending: 100}
+	nc := testConn(t)
+	topo := testTopology(t, "rebuild")
 	var (
 		mu  sync.Mutex
 		now = time.Unix(1_700_000_000, 0)

@@ -134,12 +134,15 @@ func Confine(sql, db string) error {
 }
 
 // reaching reports whether a function or engine name reaches outside the tenant's tables.
-func reaching(name string) bool {
+func reaching(name string) bool { return named(name, reachingFunctions, reachingPrefixes) }
+
+// named reports whether the lower-cased name is in names or starts with one of prefixes.
+func named(name string, names map[string]bool, prefixes []string) bool {
 	n := strings.ToLower(name)
-	if reachingFunctions[n] {
+	if names[n] {
 		return true
 	}
-	for _, p := range reachingPrefixes {
+	for _, p := range prefixes {
 		if strings.HasPrefix(n, p) {
 			return true
 		}
