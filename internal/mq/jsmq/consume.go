@@ -133,11 +133,8 @@ func (s *subscription) Fetch(ctx context.Context, max int, wait time.Duration) (
 // reason an ending ctx does not abandon the pull: it is read to its end
 // (at most wait plus the grace second) and its frames are handed back with a
 // nak, so they are redelivered at once rather than after the ack wait.
-//
-// A pull also asks for at most fetchMaxBytes, so what one pull holds in memory is bounded by
-// bytes and not only by frame count.
 func (s *subscription) pull(ctx context.Context, max int, wait time.Duration) ([]mq.Delivery, error) {
-	batch, err := s.cons.Fetch(max, jetstream.FetchMaxWait(wait), jetstream.FetchMaxBytes(s.q.fetchMaxBytes()))
+	batch, err := s.cons.Fetch(max, jetstream.FetchMaxWait(wait))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -180,15 +177,6 @@ func (s *subscription) pull(ctx context.Context, max int, wait time.Duration) ([
 		}
 	}
 	return out, nil
-}
-
-// fetchMaxBytes is the byte bound of one pull: Options.FetchMaxBytes, but never below the
-// largest message the server delivers (its max_payload, which covers headers and payload, plus
-// room for subject and reply). A frame larger than a pull's bound is never delivered to that
-// pull (the server ends it with a 409 that nats.go reports as no messages), so a lower bound
-// would stall the partition behind one large frame.
-func (q *Queue) fetchMaxBytes() int {
-	return max(q.opts.FetchMaxBytes, int(q.nc.MaxPayload())+64<<10)
 }
 
 func (s *subscription) fetchErr(err error) error {

@@ -16,10 +16,6 @@ const (
 	DefaultMaxFrameRecords = 1024
 	DefaultMaxFrameBytes   = 768 << 10
 	DefaultPublishTimeout  = 5 * time.Second
-	// DefaultFetchMaxBytes bounds one pull of a partition: at most this many frame bytes (or
-	// the server's max_payload, when larger) are in flight per partition between the server and
-	// the writer.
-	DefaultFetchMaxBytes = 16 << 20
 )
 
 // WithDefaults returns t with zero fields set to the defaults above (Replicas to 1).

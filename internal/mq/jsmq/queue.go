@@ -26,9 +26,6 @@ type Options struct {
 	// MaxFrameBytes bounds a frame's encoded size; it must stay below the
 	// server's max_payload.
 	MaxFrameBytes int
-	// FetchMaxBytes bounds the bytes one pull asks for; it is raised to the server's
-	// max_payload (plus room for subject and reply) when below it. Default DefaultFetchMaxBytes.
-	FetchMaxBytes int
 	// PublishTimeout bounds one frame publish (the wait for its PubAck).
 	PublishTimeout time.Duration
 	// TenantMaxBytes is the per-tenant budget of published but not yet
@@ -115,9 +112,6 @@ func New(nc *nats.Conn, opts Options) (*Queue, error) {
 	if mp := int(nc.MaxPayload()); mp > 0 {
 		maxRecord = mp - 4096
 		opts.MaxFrameBytes = min(opts.MaxFrameBytes, maxRecord)
-	}
-	if opts.FetchMaxBytes <= 0 {
-		opts.FetchMaxBytes = DefaultFetchMaxBytes
 	}
 	if opts.PublishTimeout <= 0 {
 		opts.PublishTimeout = DefaultPublishTimeout
