@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/bench"
@@ -64,7 +65,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "gateway base URL; empty runs only --direct targets")
 	fs.StringVar(&cfg.Table, "table", "bench_events", "table name (direct targets use <table>_direct_http / <table>_direct_native)")
 	fs.StringVar(&cfg.Database, "database", "default", "ClickHouse database of the gateway tenant and of the direct tables")
-	fs.BoolVar(&cfg.Create, "create", false, "create the standard table(s) if missing")
+	fs.BoolVar(&cfg.Create, "create", false, "create the standard table(s) if missing (the gateway's as the operator, see --operator-key-file)")
+	keyFile := fs.String("operator-key-file", "data/operator.key", "file holding the gateway's operator key, read for --create (the default is the key make run generates)")
 	fs.IntVar(&cfg.Clients, "clients", 8, "concurrent clients")
 	fs.IntVar(&cfg.Rows, "rows", 1, "rows per request")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "length of each load phase (default 10s)")
@@ -93,6 +95,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cfg.Direct = direct
+	if cfg.Create && cfg.URL != "" {
+		b, err := os.ReadFile(*keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "wavehouse bench ingest: --create needs the operator key: %v (set --operator-key-file)\n", err)
+			return 2
+		}
+		cfg.OperatorKey = strings.TrimSpace(string(b))
+	}
 	if !*quiet {
 		cfg.Progress = stderr
 	}

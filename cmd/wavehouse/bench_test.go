@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/bench"
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -47,7 +48,9 @@ func buildGateway(t *testing.T) string {
 // startGateway runs `wavehouse serve` with the given store block, its listeners on port 0, and
 // returns the API's and the ops listener's base URLs once it is ready. The process is stopped in
 // t.Cleanup.
-func startGateway(t *testing.T, bin, storeYAML string, env ...string) (api, ops string) {
+// startGateway starts the gateway and returns its listeners' URLs and the file of the operator
+// key it generated.
+func startGateway(t *testing.T, bin, storeYAML string, env ...string) (api, ops, keyFile string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\ndata_dir: %s\nlog:\n  level: warn\n%s", dir, storeYAML)
@@ -59,7 +62,7 @@ func startGateway(t *testing.T, bin, storeYAML string, env ...string) (api, ops 
 		Name: "gateway", Binary: bin, Args: []string{"serve", "--config", p}, Env: env, Dir: dir,
 		ListenAddrs: true, ReadyTimeout: 60 * time.Second, StopTimeout: 20 * time.Second,
 	})
-	return proc.APIURL(), proc.OpsURL()
+	return proc.APIURL(), proc.OpsURL(), auth.GeneratedOperatorKeyFile(dir)
 }
 
 func runBenchJSON(t *testing.T, args ...string) bench.Report {
@@ -109,8 +112,8 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 
 	t.Run("chdb", func(t *testing.T) {
 		lib := testsvc.CHDBLib(t)
-		url, ops := startGateway(t, bin, "store:\n  backend: chdb\n", "CHDB_LIB_PATH="+lib)
-		rep := runBenchJSON(t, "--url", url, "--ops-url", ops, "--table", "bench_chdb", "--create", "--clients", "3",
+		url, ops, key := startGateway(t, bin, "store:\n  backend: chdb\n", "CHDB_LIB_PATH="+lib)
+		rep := runBenchJSON(t, "--url", url, "--ops-url", ops, "--table", "bench_chdb", "--create", "--operator-key-file", key, "--clients", "3",
 			"--rows", strconv.Itoa(rows), "--requests", strconv.Itoa(requests), "--duration", "30s", "--settle", "30s")
 		if len(rep.Phases) != 1 {
 			t.Fatalf("phases %+v", rep.Phases)
@@ -137,8 +140,8 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _, _ = ch.Query(t.Context(), "DROP DATABASE IF EXISTS "+db) })
-		url, _ := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    database: %s\n", ch.NativeAddr, db))
-		rep := runBenchJSON(t, "--url", url, "--table", "ev", "--database", db, "--create", "--clients", "3",
+		url, _, key := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    database: %s\n", ch.NativeAddr, db))
+		rep := runBenchJSON(t, "--url", url, "--table", "ev", "--database", db, "--create", "--operator-key-file", key, "--clients", "3",
 			"--rows", strconv.Itoa(rows), "--requests", strconv.Itoa(requests), "--format", "json", "--gzip",
 			"--duration", "30s", "--settle", "30s", "--clickhouse-http", ch.HTTPAddr,
 			"--direct", "clickhouse-http="+ch.HTTPAddr, "--direct", "native="+ch.NativeAddr)

@@ -119,7 +119,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if err := os.WriteFile(opKey, []byte(f.operator+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	authn, err := auth.New(auth.Config{OperatorKeyFile: opKey, AllowAnonymous: o.anonymous, AnonymousOps: o.anonymous}, auth.Deps{Settings: mgr})
+	authn, err := auth.New(auth.Config{OperatorKeyFile: opKey, AllowAnonymous: o.anonymous}, auth.Deps{Settings: mgr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,8 @@ func TestRoutesStream(t *testing.T) {
 }
 
 // TestTenantUnknown: a principal whose tenant has no store target (here the anonymous tenant of
-// a process that maps none) is 403 tenant.unknown on every tenant route.
+// a process that maps none; on ops routes the operator naming it, since the anonymous principal
+// never reaches them) is 403 tenant.unknown on every tenant route.
 func TestTenantUnknown(t *testing.T) {
 	f := newFixture(t, options{anonymous: true})
 	for _, c := range []call{
@@ -98,8 +99,8 @@ func TestTenantUnknown(t *testing.T) {
 		{method: http.MethodPost, path: "/v1/query", body: `{"sql":"SELECT 1"}`},
 		{method: http.MethodGet, path: "/v1/tables"},
 		{method: http.MethodGet, path: "/v1/tables/events"},
-		{method: http.MethodPost, path: "/v1/ops/sql", body: `{"sql":"SELECT 1"}`},
-		{method: http.MethodPost, path: "/v1/ops/dlq/events/replay"},
+		{method: http.MethodPost, path: "/v1/ops/sql?tenant=default", key: f.operator, body: `{"sql":"SELECT 1"}`},
+		{method: http.MethodPost, path: "/v1/ops/dlq/events/replay?tenant=default", key: f.operator},
 	} {
 		wantError(t, f.do(t, c), http.StatusForbidden, "tenant.unknown")
 	}

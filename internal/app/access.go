@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/httpx"
@@ -24,8 +26,11 @@ func CheckAccess(cfg config.Config, snap *settings.Snapshot) (anonymous bool, wa
 // with the secure-default decision New made (a public listener without keys never gets here
 // unless anonymous access is allowed, which buildAPI logs loudly at every boot).
 func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator, *limits.Limiter, error) {
-	authn, err := auth.New(auth.Config{OperatorKeyFile: e.cfg.Auth.OperatorKeyFile, AllowAnonymous: acc.anonymous,
-		AnonymousOps: acc.anonymous && acc.warning == ""},
+	keyFile, err := operatorKeyFile(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	authn, err := auth.New(auth.Config{OperatorKeyFile: keyFile, AllowAnonymous: acc.anonymous},
 		auth.Deps{Settings: mgr, Log: e.log.With("component", "auth"), Registerer: e.reg})
 	if err != nil {
 		return nil, nil, err
@@ -36,6 +41,25 @@ func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator,
 		MaxExecutionTime: settings.Duration(l.MaxExecutionTime), CacheTTL: settings.Duration(l.CacheTTL),
 	}}, limits.Deps{Settings: mgr, Registerer: e.reg})
 	return authn, limiter, err
+}
+
+// operatorKeyFile returns the file of the operator key: auth.operator_key_file, or else the key
+// generated under data_dir at first boot (docs/adr/0009). It logs the path, never the key.
+func operatorKeyFile(e env) (string, error) {
+	if f := e.cfg.Auth.OperatorKeyFile; f != "" {
+		return f, nil
+	}
+	path := auth.GeneratedOperatorKeyFile(e.cfg.DataDir)
+	created, err := auth.EnsureOperatorKeyFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%w (or set auth.operator_key_file)", err)
+	}
+	msg := "operator key: auth.operator_key_file is empty, using the generated key file; send its content as Authorization: Bearer on /v1/ops/*"
+	if created {
+		msg = "operator key: auth.operator_key_file is empty, generated a key file; send its content as Authorization: Bearer on /v1/ops/*"
+	}
+	e.log.Info(msg, "path", path)
+	return path, nil
 }
 
 // queryLimits returns the query limits in force of a tenant (its settings over the boot

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
@@ -44,6 +45,22 @@ func call(t *testing.T, method, url, ctype string, body string, hdr ...string) r
 	return r
 }
 
+// opsCall calls an operator route (path under /v1/ops/) of a's default tenant as the operator,
+// with the key a generated in its data_dir at boot (auth.operator_key_file unset).
+func opsCall(t *testing.T, a *App, method, path, body string) reply {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	ctype := ""
+	if body != "" {
+		ctype = "application/json"
+	}
+	return call(t, method, "http://"+a.APIAddr()+path+sep+"tenant="+gatewaybin.DefaultTenant, ctype, body,
+		"Authorization", "Bearer "+gatewaybin.OperatorKey(t, a.cfg.DataDir))
+}
+
 // TestEmbeddedDefaultEndToEnd drives the all-embedded process through its public API: DDL,
 // ingest (atomic, partial, wait=committed, idempotent), query through the cache, tables, and the
 // dead-letter routes.
@@ -70,7 +87,7 @@ func endToEnd(t *testing.T, cfg config.Config) {
 	base := "http://" + a.APIAddr()
 	const js = "application/json"
 
-	if r := call(t, "POST", base+"/v1/ops/sql", js, `{"sql":"CREATE TABLE ev (id UInt64, user String, n Nullable(Int32)) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+	if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE ev (id UInt64, user String, n Nullable(Int32)) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 		t.Fatalf("create: %d %s", r.code, r.raw)
 	}
 	r := call(t, "POST", base+"/v1/ingest/ev?wait=committed", "application/x-ndjson", "{\"id\":18446744073709551615,\"user\":\"ann\"}\n{\"id\":2,\"user\":\"bö\",\"n\":-5}\n")
@@ -142,7 +159,7 @@ func endToEnd(t *testing.T, cfg config.Config) {
 
 	// Dead letters: a row that passes validation but breaks a table constraint is isolated and
 	// dead-lettered; after the constraint is dropped, replay delivers it.
-	if r := call(t, "POST", base+"/v1/ops/sql", js, `{"sql":"CREATE TABLE gone (id UInt64, CONSTRAINT small CHECK id < 10) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+	if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE gone (id UInt64, CONSTRAINT small CHECK id < 10) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 		t.Fatal(r.raw)
 	}
 	good := call(t, "POST", base+"/v1/ingest/gone?wait=committed", js, `{"id":1}`)
@@ -150,26 +167,26 @@ func endToEnd(t *testing.T, cfg config.Config) {
 	if good.code != 200 || poison.code != 202 || poison.body["dead_lettered"] != true {
 		t.Fatalf("good %d %s / poison %d %s", good.code, good.raw, poison.code, poison.raw)
 	}
-	if r := call(t, "GET", base+"/v1/ops/dlq", "", ""); !strings.Contains(r.raw, `"table":"gone","count":1`) {
+	if r := opsCall(t, a, "GET", "/v1/ops/dlq", ""); !strings.Contains(r.raw, `"table":"gone","count":1`) {
 		t.Fatalf("dlq counts: %s", r.raw)
 	}
-	if r := call(t, "GET", base+"/v1/ops/dlq/gone", "", ""); r.code != 200 || !strings.Contains(r.raw, `"rows":[{"id":70}]`) {
+	if r := opsCall(t, a, "GET", "/v1/ops/dlq/gone", ""); r.code != 200 || !strings.Contains(r.raw, `"rows":[{"id":70}]`) {
 		t.Fatalf("dlq list: %d %s", r.code, r.raw)
 	}
-	if r := call(t, "POST", base+"/v1/ops/dlq/gone/replay?dry_run=true", "", ""); r.code != 200 || r.body["dry_run"] != true {
+	if r := opsCall(t, a, "POST", "/v1/ops/dlq/gone/replay?dry_run=true", ""); r.code != 200 || r.body["dry_run"] != true {
 		t.Fatalf("dry run: %d %s", r.code, r.raw)
 	}
-	_ = call(t, "POST", base+"/v1/ops/sql", js, `{"sql":"ALTER TABLE gone DROP CONSTRAINT small"}`)
-	if r := call(t, "POST", base+"/v1/ops/dlq/gone/replay", "", ""); r.code != 200 || r.body["replayed"].(float64) != 1 {
+	_ = opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"ALTER TABLE gone DROP CONSTRAINT small"}`)
+	if r := opsCall(t, a, "POST", "/v1/ops/dlq/gone/replay", ""); r.code != 200 || r.body["replayed"].(float64) != 1 {
 		t.Fatalf("replay: %d %s", r.code, r.raw)
 	}
 	poll.Until(t, 30*time.Second, "the replayed row inserted", func() bool {
 		return strings.Contains(call(t, "POST", base+"/v1/query", js, `{"sql":"SELECT count() AS c FROM gone"}`).raw, `"c":2`)
 	})
-	if r := call(t, "GET", base+"/v1/ops/dlq", "", ""); strings.Contains(r.raw, `"table":"gone"`) {
+	if r := opsCall(t, a, "GET", "/v1/ops/dlq", ""); strings.Contains(r.raw, `"table":"gone"`) {
 		t.Fatalf("dlq not empty after replay: %s", r.raw)
 	}
-	if r := call(t, "DELETE", base+"/v1/ops/dlq/gone", "", ""); r.code != 200 {
+	if r := opsCall(t, a, "DELETE", "/v1/ops/dlq/gone", ""); r.code != 200 {
 		t.Fatalf("purge: %d %s", r.code, r.raw)
 	}
 }

@@ -38,12 +38,12 @@ func hostAccessCase(t *testing.T, allow bool, readFile, fetchURL string, hits *a
 	var logs logbuf.Buffer
 	a := startAppWithLog(t, cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	base := "http://" + a.APIAddr()
-	if r := call(t, "POST", base+"/v1/ops/sql", js, `{"sql":"CREATE TABLE leak (x String) ENGINE = MergeTree ORDER BY x"}`); r.code != 200 {
+	if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE leak (x String) ENGINE = MergeTree ORDER BY x"}`); r.code != 200 {
 		t.Fatalf("create: %d %s", r.code, r.raw)
 	}
 	before := hits.Load()
 	for _, body := range []string{readFile, fetchURL} {
-		r := call(t, "POST", base+"/v1/ops/sql", js, body)
+		r := opsCall(t, a, "POST", "/v1/ops/sql", body)
 		switch {
 		case !allow && (r.code != http.StatusForbidden || r.body["code"] != "sql.host_access"):
 			t.Errorf("switch off: %s answered %d %s, want 403 sql.host_access", body, r.code, r.raw)

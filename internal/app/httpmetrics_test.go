@@ -14,7 +14,7 @@ func TestHTTPMetricsLabelRoutesOnBothListeners(t *testing.T) {
 	api, ops := "http://"+a.APIAddr(), "http://"+a.OpsAddr()
 	const js = "application/json"
 	for _, table := range []string{"route_a", "route_b"} {
-		if r := call(t, "POST", api+"/v1/ops/sql", js, `{"sql":"CREATE TABLE `+table+` (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+		if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE `+table+` (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 			t.Fatalf("create: %d %s", r.code, r.raw)
 		}
 		if r := call(t, "POST", api+"/v1/ingest/"+table, js, `{"id":1}`); r.code != 202 {

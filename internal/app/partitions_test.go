@@ -83,7 +83,7 @@ func TestFewerPartitionsStrandNoRow(t *testing.T) {
 	a, stop := runApp(t, cfg, quietLog())
 	base := "http://" + a.APIAddr()
 	for _, tb := range tables {
-		if r := call(t, "POST", base+"/v1/ops/sql", "application/json", `{"sql":"CREATE TABLE `+tb+` (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+		if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE `+tb+` (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 			t.Fatalf("create %s: %d %s", tb, r.code, r.raw)
 		}
 		for i := range requests {

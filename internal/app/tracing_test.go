@@ -90,7 +90,7 @@ func TestTracingLinksRequestPublishInsert(t *testing.T) {
 	}
 	a := startAppWithLog(t, cfg, log)
 	base := "http://" + a.APIAddr()
-	if r := call(t, "POST", base+"/v1/ops/sql", "application/json", `{"sql":"CREATE TABLE tr (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+	if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE tr (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 		t.Fatalf("create: %d %s", r.code, r.raw)
 	}
 	const traceID, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"

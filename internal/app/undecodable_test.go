@@ -25,7 +25,7 @@ func TestUndecodableMessageEndToEnd(t *testing.T) {
 	cfg.Ingest.Flush.MaxWait = config.Duration(50 * time.Millisecond)
 	a := startApp(t, cfg)
 	base := "http://" + a.APIAddr()
-	if r := call(t, "POST", base+"/v1/ops/sql", "application/json", `{"sql":"CREATE TABLE junk (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
+	if r := opsCall(t, a, "POST", "/v1/ops/sql", `{"sql":"CREATE TABLE junk (id UInt64) ENGINE = MergeTree ORDER BY id"}`); r.code != 200 {
 		t.Fatalf("create: %d %s", r.code, r.raw)
 	}
 	resp, err := http.Get(base + "/v1/stream/junk?since=0")
@@ -65,7 +65,7 @@ func TestUndecodableMessageEndToEnd(t *testing.T) {
 	}
 	var dl reply
 	poll.Until(t, 20*time.Second, "the undecodable message dead-lettered", func() bool {
-		dl = call(t, "GET", base+"/v1/ops/dlq/junk", "", "")
+		dl = opsCall(t, a, "GET", "/v1/ops/dlq/junk", "")
 		return strings.Contains(dl.raw, `"code":"undecodable"`)
 	})
 	if !strings.Contains(dl.raw, `"data_base64":"`+base64.StdEncoding.EncodeToString(garbage)+`"`) || !strings.Contains(dl.raw, `"subject":"`+msg.Subject+`"`) {

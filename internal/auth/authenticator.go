@@ -44,16 +44,14 @@ const DefaultAnonymousTenant = "default"
 // Config configures an Authenticator.
 type Config struct {
 	// OperatorKeyFile is the path of a file whose content (trimmed) is the operator key, at least
-	// 32 characters; empty disables the operator key (default "").
+	// 32 characters; empty disables the operator key (default ""). The binary never leaves it
+	// empty: without auth.operator_key_file it generates one (EnsureOperatorKeyFile).
 	OperatorKeyFile string
-	// AllowAnonymous lets requests without a credential act as AnonymousTenant while the settings
-	// hold no API key; set it when the API listener is loopback or auth.allow_anonymous is true
-	// (default false).
+	// AllowAnonymous lets requests without a credential act as AnonymousTenant on the ingest,
+	// query and stream routes while the settings hold no API key; set it when the API listener is
+	// loopback or auth.allow_anonymous is true (default false). The anonymous principal never
+	// reaches /v1/ops/*: operator SQL always needs the operator key or a tenant admin key.
 	AllowAnonymous bool
-	// AnonymousOps lets anonymous requests call /v1/ops/* too; set it only for a loopback API
-	// listener (a developer's own machine). Otherwise the anonymous principal never runs
-	// operator SQL nor any other operator route (default false).
-	AnonymousOps bool
 	// AnonymousTenant is the tenant of anonymous requests (default "default").
 	AnonymousTenant string
 }

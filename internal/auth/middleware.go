@@ -18,12 +18,15 @@ func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, keyID, err := a.authenticate(r, rule.QueryToken)
 		if err != nil {
-			a.deny(w, r, keyID, err)
+			a.deny(w, r, keyID, err, rule)
 			return
 		}
 		if e := a.authorize(&p, rule, r); e != nil {
 			a.count(e.Code)
 			a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "tenant", p.Tenant, "operator", p.Operator, "reason", e.Code)...)
+			if e.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="wavehouse"`)
+			}
 			httpx.WriteError(w, *e)
 			return
 		}
@@ -64,8 +67,8 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 		p.Tenant = t
 		return nil
 	}
-	if p.Anonymous && rule.Ops && !a.cfg.AnonymousOps {
-		return deny(http.StatusForbidden, "auth.anonymous_ops", "operator routes need the operator key or a tenant admin key; anonymous access on a public listener covers ingest, query and stream only")
+	if p.Anonymous && rule.Ops {
+		return deny(http.StatusUnauthorized, "auth.anonymous_ops", "anonymous access covers ingest, query and stream only; "+opsCredentialHint)
 	}
 	if rule.OperatorOnly {
 		return deny(http.StatusForbidden, "auth.operator_only", "this route needs the operator key")
@@ -83,9 +86,15 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 	return nil
 }
 
-func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID string, err error) {
+// opsCredentialHint says how to call an operator route; it names the config key and the default
+// file, never a path of this server.
+const opsCredentialHint = "operator routes need Authorization: Bearer <operator key> (the content of auth.operator_key_file; without one, the key the gateway generated at first boot in <data_dir>/" + GeneratedOperatorKeyName + ") or a tenant admin key"
+
+func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID string, err error, rule Rule) {
 	code, msg := "auth.invalid_key", "invalid or revoked api key"
 	switch {
+	case errors.Is(err, ErrMissingKey) && rule.Ops:
+		code, msg = "auth.missing_key", opsCredentialHint
 	case errors.Is(err, ErrMissingKey):
 		code, msg = "auth.missing_key", "send Authorization: Bearer <api key>"
 	case errors.Is(err, ErrExpiredKey):

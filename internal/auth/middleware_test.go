@@ -5,6 +5,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -298,28 +300,92 @@ func counterValue(c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// TestAnonymousNeverOperator: without Config.AnonymousOps (any listener but loopback) the
-// anonymous principal is refused on every /v1/ops/* route, operator SQL included, while ingest
-// and query still admit it.
+// TestAnonymousNeverOperator: the anonymous principal (a loopback listener, or any listener with
+// auth.allow_anonymous; both are Config.AllowAnonymous) is refused 401 auth.anonymous_ops on
+// every /v1/ops/* route, operator SQL included, with an answer naming how to send the operator
+// key, while ingest and query still admit it; without anonymous access a request without a
+// credential gets 401 auth.missing_key with the same hint. The operator key gets through.
 func TestAnonymousNeverOperator(t *testing.T) {
-	f := newFixture(t, true, func(*fixture) map[string]string { return map[string]string{"default": "database: default\n"} })
-	n := 0
-	for pattern := range Routes() {
-		method, path, _ := strings.Cut(pattern, " ")
-		if !strings.HasPrefix(path, opsPrefix) {
-			continue
+	noKeys := func(*fixture) map[string]string { return map[string]string{"default": "database: default\n"} }
+	for _, anonymous := range []bool{true, false} {
+		f := newFixture(t, anonymous, noKeys)
+		want := "auth.missing_key"
+		if anonymous {
+			want = "auth.anonymous_ops"
 		}
-		n++
-		path = strings.NewReplacer("{table}", "events").Replace(path)
-		res := f.do(t, method, path+"?tenant=default", "")
-		if res.status != http.StatusForbidden || res.body["code"] != "auth.anonymous_ops" {
-			t.Errorf("anonymous %s %s: %d %v, want 403 auth.anonymous_ops", method, path, res.status, res.body)
+		n := 0
+		for pattern := range Routes() {
+			method, path, _ := strings.Cut(pattern, " ")
+			if !strings.HasPrefix(path, opsPrefix) {
+				continue
+			}
+			n++
+			path = strings.NewReplacer("{table}", "events").Replace(path) + "?tenant=default"
+			res := f.do(t, method, path, "")
+			msg, _ := res.body["error"].(string)
+			if res.status != http.StatusUnauthorized || res.body["code"] != want || !strings.Contains(msg, "auth.operator_key_file") ||
+				!strings.Contains(msg, "<data_dir>/operator.key") || res.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("anonymous %v: %s %s: %d %v %v, want 401 %s naming how to send the operator key", anonymous, method, path, res.status, res.header, res.body, want)
+			}
+			if res := f.do(t, method, path, f.operator); res.status != http.StatusOK || !res.principal.Operator {
+				t.Errorf("operator %s %s: %d %v", method, path, res.status, res.body)
+			}
+		}
+		if n < 5 {
+			t.Fatalf("only %d ops routes checked", n)
+		}
+		if res := f.do(t, "POST", "/v1/query", ""); anonymous && (res.status != http.StatusOK || !res.principal.Anonymous) {
+			t.Fatalf("anonymous query: %d %+v", res.status, res.principal)
 		}
 	}
-	if n < 5 {
-		t.Fatalf("only %d ops routes checked", n)
+}
+
+// TestEnsureOperatorKeyFile: the generated key is random, long enough for New, mode 0600 in a
+// directory created 0700, and left as it is on the following boots.
+func TestEnsureOperatorKeyFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := GeneratedOperatorKeyFile(dir)
+	if filepath.Base(path) != "operator.key" || filepath.Dir(path) != dir {
+		t.Fatalf("GeneratedOperatorKeyFile(%q) = %q", dir, path)
 	}
-	if res := f.do(t, "POST", "/v1/query", ""); res.status != http.StatusOK || !res.principal.Anonymous {
-		t.Fatalf("anonymous query: %d %+v", res.status, res.principal)
+	created, err := EnsureOperatorKeyFile(path)
+	if err != nil || !created {
+		t.Fatalf("first EnsureOperatorKeyFile: %v %v", created, err)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, dir: 0o700} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, st.Mode(), err, want)
+		}
+	}
+	first, _ := os.ReadFile(path)
+	if key := strings.TrimSpace(string(first)); len(key) < minOperatorKeyLen {
+		t.Fatalf("generated key has %d characters, want ≥ %d", len(key), minOperatorKeyLen)
+	}
+	if created, err := EnsureOperatorKeyFile(path); err != nil || created {
+		t.Fatalf("second EnsureOperatorKeyFile: %v %v, want the file kept", created, err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(first) {
+		t.Fatal("the second call replaced the key")
+	}
+	other := GeneratedOperatorKeyFile(t.TempDir())
+	if _, err := EnsureOperatorKeyFile(other); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(other); string(b) == string(first) {
+		t.Fatal("two generated keys are equal")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("data dir holds %d entries, want only operator.key (no temporary file left)", len(entries))
+	}
+	a, err := New(Config{OperatorKeyFile: path}, Deps{Settings: staticSource{}})
+	if err != nil || a.operator.Load() == nil {
+		t.Fatalf("New with the generated key: %v", err)
+	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureOperatorKeyFile(GeneratedOperatorKeyFile(notDir)); err == nil || !strings.Contains(err.Error(), "operator.key") {
+		t.Errorf("data_dir is a file: %v, want an error naming the file", err)
 	}
 }

@@ -26,7 +26,7 @@ type Principal struct {
 }
 
 // HasScope reports whether p grants s. The operator and anonymous principals hold every scope
-// (yet the anonymous one reaches /v1/ops/* only with Config.AnonymousOps).
+// (yet the anonymous one never reaches /v1/ops/*: Require refuses it there).
 func (p Principal) HasScope(s Scope) bool {
 	return p.Operator || p.Anonymous || slices.Contains(p.Scopes, s)
 }

@@ -49,8 +49,11 @@ type Config struct {
 	// Database is the ClickHouse database of the gateway's tenant (for counting and parts through
 	// ClickHouseHTTP) and of the direct tables. Default "default".
 	Database string
-	// Create creates the standard table (and the direct tables) when missing.
+	// Create creates the standard table (and the direct tables) when missing; the gateway's
+	// table through POST /v1/ops/sql as the operator, with OperatorKey.
 	Create bool
+	// OperatorKey is the gateway's operator key, sent by Create; never written to the report.
+	OperatorKey string `json:"-"`
 	// Clients is the number of concurrent clients. Default 8.
 	Clients int
 	// Rows is the number of rows per request. Default 1.

@@ -126,14 +126,18 @@ func parseCount(raw []byte) (int64, error) {
 	return n, nil
 }
 
-// createViaGateway runs DDL through the gateway's POST /v1/ops/sql.
-func createViaGateway(ctx context.Context, client *http.Client, base, sql string) error {
+// createViaGateway runs DDL through the gateway's POST /v1/ops/sql as the operator (key) on the
+// default tenant, the one the tool's anonymous requests act as.
+func createViaGateway(ctx context.Context, client *http.Client, base, key, sql string) error {
 	body, _ := json.Marshal(map[string]string{"sql": sql})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+"/v1/ops/sql", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+"/v1/ops/sql?tenant=default", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err

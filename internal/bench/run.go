@@ -73,7 +73,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	now := time.Now()
 	if cfg.URL != "" {
 		if cfg.Create {
-			if err := createViaGateway(ctx, client, cfg.URL, CreateTableSQL(cfg.Table)); err != nil {
+			if err := createViaGateway(ctx, client, cfg.URL, cfg.OperatorKey, CreateTableSQL(cfg.Table)); err != nil {
 				return nil, fmt.Errorf("create %s: %w", cfg.Table, err)
 			}
 		}

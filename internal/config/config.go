@@ -63,8 +63,8 @@ type Memory struct {
 
 // Auth holds the boot-time access switches; API keys live in the settings directory.
 type Auth struct {
-	AllowAnonymous  bool   `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys. Logged loudly at every boot."`
-	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: no operator key. Read again on SIGHUP."`
+	AllowAnonymous  bool   `yaml:"allow_anonymous" env:"ALLOW_ANONYMOUS" env-description:"Allow a non-loopback API listener without API keys (ingest, query and stream; never /v1/ops/*). Logged loudly at every boot."`
+	OperatorKeyFile string `yaml:"operator_key_file" env:"OPERATOR_KEY_FILE" env-description:"File holding the operator key (at least 32 characters) that guards /v1/ops/*; empty: <data_dir>/operator.key, a random key the gateway generates (mode 0600) at first boot and logs the path of. Read again on SIGHUP."`
 }
 
 // OpsSQL tunes POST /v1/ops/sql.

@@ -84,5 +84,6 @@ func startAllInOne(t *testing.T, storeYAML string) (*gatewaybin.Process, target)
 	api := loadClient(p.APIURL())
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	return p, target{api: api, ops: p.OpsURL(), dedupes: true, writer: newInDoubt(t.Context(), p.OpsURL()),
+		opKey:     gatewaybin.OperatorKey(t, filepath.Join(dir, "data")),
 		writerLog: func() string { return p.Tail(6000) }}
 }

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -35,8 +34,10 @@ type target struct {
 	ops string
 	// dedupes says the table deduplicates inserts by token: a duplicate fails the scenario.
 	dedupes bool
-	// ddl creates the table through the gateway's /v1/ops/sql; %s is its name.
-	ddl string
+	// ddl creates the table through the gateway's /v1/ops/sql, as the operator with opKey; %s is
+	// its name.
+	ddl   string
+	opKey string
 	// create, when set, creates the table instead of ddl (on every node of a cluster, say).
 	create func(t *testing.T, table string)
 	// read counts what the table holds.
@@ -51,16 +52,6 @@ type target struct {
 type fault struct {
 	name   string
 	inject func(t *testing.T, rng *rand.Rand)
-}
-
-// opsSQL runs operator SQL (DDL) through the API listener's /v1/ops/sql.
-func opsSQL(t *testing.T, api gatewaybin.Client, stmt string) {
-	t.Helper()
-	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r := api.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {"application/json"}}, b)
-	if r.Status != http.StatusOK {
-		t.Fatalf("ops/sql %q: %s", stmt, r)
-	}
 }
 
 // loadClient is an HTTP client for the load generators of one target.
@@ -97,7 +88,7 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedO
 	if tg.create != nil {
 		tg.create(t, table)
 	} else {
-		opsSQL(t, tg.api, fmt.Sprintf(tg.ddl, table))
+		tg.api.MustOpsSQL(t, tg.opKey, gatewaybin.DefaultTenant, fmt.Sprintf(tg.ddl, table))
 	}
 
 	l := newLedger()

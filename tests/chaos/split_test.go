@@ -48,7 +48,7 @@ func (s *split) target(t *testing.T) target {
 	api := loadClient(s.api.API)
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	return target{
-		api: api, ops: s.ingest.Ops, dedupes: false, ddl: plainDDL,
+		api: api, ops: s.ingest.Ops, dedupes: false, ddl: plainDDL, opKey: s.api.OperatorKey(t),
 		read: readFromServer(&s.ch.ClickHouse, s.b.Database), writer: newInDoubt(t.Context(), s.ingest.Ops),
 		writerLog: func() string { return s.ingest.Process.Tail(6000) },
 	}

@@ -34,14 +34,11 @@ func (g *gateway) ingest(ctx context.Context, table, key, query string, body []b
 	return g.client.Try(ctx, http.MethodPost, path, h, body)
 }
 
-// sql runs operator SQL (DDL) through /v1/ops/sql and requires success.
+// sql runs operator SQL (DDL) through /v1/ops/sql with the operator key the gateway generated
+// in its data_dir, and requires success.
 func (g *gateway) sql(t testing.TB, stmt string) {
 	t.Helper()
-	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r := g.client.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {"application/json"}}, b)
-	if r.Status != http.StatusOK {
-		t.Fatalf("ops/sql %q: %s", stmt, r)
-	}
+	g.client.MustOpsSQL(t, gatewaybin.OperatorKey(t, g.dataDir()), gatewaybin.DefaultTenant, stmt)
 }
 
 // selectRows runs stmt, whose FROM names the table as {table}, where the gateway stored the

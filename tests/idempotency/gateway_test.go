@@ -108,11 +108,14 @@ func newGateway(t testing.TB, b backends, tweak func(*gatewayConfig)) *gateway {
 	return g
 }
 
+// dataDir is the gateway's data_dir.
+func (g *gateway) dataDir() string { return filepath.Join(g.dir, "data") }
+
 func (g *gateway) configYAML() (string, error) {
 	c := g.cfg
 	var b strings.Builder
 	b.WriteString("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\n")
-	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: warn\n", filepath.Join(g.dir, "data"))
+	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: warn\n", g.dataDir())
 	fmt.Fprintf(&b, "ingest:\n  wait_timeout: 30s\n  flush:\n    max_wait: %s\n", c.FlushMaxWait)
 	b.WriteString("idempotency:\n  enabled: true\n")
 	if c.Lease != "" {

@@ -31,14 +31,23 @@ func (g *gateway) ingest(t *testing.T, table, query, contentType string, body []
 	return g.client.Do(t, http.MethodPost, path, http.Header{"Content-Type": {contentType}}, body)
 }
 
-// sql runs operator SQL (DDL) through /v1/ops/sql and requires success.
+// sql runs operator SQL (DDL) through /v1/ops/sql with the operator key the gateway generated
+// and requires success.
 func (g *gateway) sql(t *testing.T, stmt string) {
 	t.Helper()
-	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r := g.client.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {ctJSON}}, b)
-	if r.Status != http.StatusOK {
-		t.Fatalf("ops/sql %q: %s", stmt, r)
-	}
+	g.client.MustOpsSQL(t, g.operatorKey(t), gatewaybin.DefaultTenant, stmt)
+}
+
+// ops calls an operator route (/v1/ops/…) of the default tenant as the operator.
+func (g *gateway) ops(t *testing.T, method, path string) gatewaybin.Response {
+	t.Helper()
+	return g.client.Ops(t, g.operatorKey(t), gatewaybin.DefaultTenant, method, path, nil)
+}
+
+// operatorKey is the operator key the gateway generated in its data_dir at first boot.
+func (g *gateway) operatorKey(t *testing.T) string {
+	t.Helper()
+	return gatewaybin.OperatorKey(t, g.dataDir())
 }
 
 // query runs a SELECT through the gateway's /v1/query and returns its rows as objects.

@@ -74,11 +74,11 @@ func TestPoisonRowDeadLetteredSplit(t *testing.T) {
 	}
 
 	// While the column is missing, a replay is refused: the record is still invalid.
-	if resp := api.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay", nil, nil); resp.Status != http.StatusConflict {
+	if resp := api.ops(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay"); resp.Status != http.StatusConflict {
 		t.Fatalf("replay before the fix: %s, want 409", resp)
 	}
 	api.sql(t, "ALTER TABLE "+table+" ADD COLUMN extra String")
-	rep := api.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay", nil, nil)
+	rep := api.ops(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay")
 	if rep.Status != http.StatusOK || !strings.Contains(string(rep.Body), `"replayed":1`) {
 		t.Fatalf("replay: %s, want 200 with replayed 1", rep)
 	}

@@ -64,7 +64,7 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 			}
 
 			// Still invalid for the table's columns? No: a dry run reports it replayable.
-			dry := g.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay?dry_run=true", nil, nil)
+			dry := g.ops(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay?dry_run=true")
 			if dry.Status != http.StatusOK || !strings.Contains(string(dry.Body), `"entries":1`) {
 				t.Fatalf("dry run: %s", dry)
 			}
@@ -74,7 +74,7 @@ func TestPoisonRowDeadLettered(t *testing.T) {
 
 			// Fix the table, replay: the row arrives and the DLQ empties.
 			g.sql(t, "ALTER TABLE "+table+" DROP CONSTRAINT small")
-			rep := g.client.Do(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay", nil, nil)
+			rep := g.ops(t, http.MethodPost, "/v1/ops/dlq/"+table+"/replay")
 			if rep.Status != http.StatusOK || !strings.Contains(string(rep.Body), `"replayed":1`) {
 				t.Fatalf("replay: %s, want 200 with replayed 1", rep)
 			}
@@ -103,7 +103,7 @@ type deadEntry struct {
 
 func dlqEntries(t *testing.T, g *gateway, table string) []deadEntry {
 	t.Helper()
-	resp := g.client.Do(t, http.MethodGet, "/v1/ops/dlq/"+table, nil, nil)
+	resp := g.ops(t, http.MethodGet, "/v1/ops/dlq/"+table)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("GET dlq/%s: %s", table, resp)
 	}
@@ -122,7 +122,7 @@ func dlqEntries(t *testing.T, g *gateway, table string) []deadEntry {
 // dlqCount returns the DLQ count of table from GET /v1/ops/dlq (0 when absent).
 func dlqCount(t *testing.T, g *gateway, table string) int {
 	t.Helper()
-	resp := g.client.Do(t, http.MethodGet, "/v1/ops/dlq", nil, nil)
+	resp := g.ops(t, http.MethodGet, "/v1/ops/dlq")
 	if resp.Status != http.StatusOK {
 		t.Fatalf("GET dlq: %s", resp)
 	}

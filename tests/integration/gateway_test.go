@@ -90,10 +90,13 @@ func startGateway(t *testing.T, cfg gatewayConfig) *gateway {
 	return g
 }
 
+// dataDir is the gateway's data_dir.
+func (g *gateway) dataDir() string { return filepath.Join(g.dir, "data") }
+
 func (g *gateway) configYAML() string {
 	var b strings.Builder
 	b.WriteString("server:\n  listen: 127.0.0.1:0\nops:\n  listen: 127.0.0.1:0\n")
-	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: info\n", filepath.Join(g.dir, "data"))
+	fmt.Fprintf(&b, "data_dir: %s\nshutdown_timeout: 20s\nlog:\n  level: info\n", g.dataDir())
 	if g.cfg.Roles != "" {
 		fmt.Fprintf(&b, "roles: %s\n", g.cfg.Roles)
 	}

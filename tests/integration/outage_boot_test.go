@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -105,7 +106,7 @@ func TestBootDuringClickHouseOutage(t *testing.T) {
 	unavailable("ingest into a table never seen", resp.Status, resp.Code(), resp.Header.Get("Retry-After"))
 	resp = g.client.Do(t, http.MethodPost, "/v1/query", http.Header{"Content-Type": {ctJSON}}, []byte(`{"sql":"SELECT count() FROM `+table+`"}`))
 	unavailable("query", resp.Status, resp.Code(), resp.Header.Get("Retry-After"))
-	resp = g.client.Do(t, http.MethodPost, "/v1/ops/sql", http.Header{"Content-Type": {ctJSON}}, []byte(`{"sql":"CREATE TABLE other (id String) ENGINE = Memory"}`))
+	resp = g.client.OpsSQL(t, g.operatorKey(t), gatewaybin.DefaultTenant, "CREATE TABLE other (id String) ENGINE = Memory")
 	unavailable("operator SQL", resp.Status, resp.Code(), resp.Header.Get("Retry-After"))
 
 	// ClickHouse returns on the same data directory: the backlog drains, exactly once.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
 // response is a decoded HTTP answer.
@@ -45,14 +47,11 @@ func (p *proc) try(ctx context.Context, method, path, contentType string, body [
 	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
-// sql runs operator SQL (DDL) through /v1/ops/sql and requires success.
+// sql runs operator SQL (DDL) through /v1/ops/sql with the operator key the api process
+// generated, and requires success.
 func (p *proc) sql(t *testing.T, stmt string) {
 	t.Helper()
-	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	r, err := p.try(t.Context(), http.MethodPost, "/v1/ops/sql", "application/json", b)
-	if err != nil || r.Status != http.StatusOK {
-		t.Fatalf("%s ops/sql %q: %v %s", p.Name, stmt, err, r)
-	}
+	gatewaybin.Client{Base: p.API, HTTP: p.HTTP}.MustOpsSQL(t, p.OperatorKey(t), gatewaybin.DefaultTenant, stmt)
 }
 
 // count runs SELECT toString(count()) through the api's /v1/query and returns the count and

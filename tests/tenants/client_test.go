@@ -58,17 +58,10 @@ func (g *gateway) send(ctx context.Context, method, path, token string, body []b
 }
 
 // sql runs operator SQL through /v1/ops/sql with token (an admin key, or the operator key with
-// ?tenant= in path) and requires success.
+// ?tenant=tenantParam) and requires success.
 func (g *gateway) sql(t testing.TB, token, tenantParam, stmt string) {
 	t.Helper()
-	path := "/v1/ops/sql"
-	if tenantParam != "" {
-		path += "?tenant=" + tenantParam
-	}
-	b, _ := json.Marshal(map[string]string{"sql": stmt})
-	if r := g.do(t, http.MethodPost, path, token, b); r.Status != http.StatusOK {
-		t.Fatalf("ops/sql %q: %s", stmt, r)
-	}
+	g.api().MustOpsSQL(t, token, tenantParam, stmt)
 }
 
 // ingest posts one JSON row and returns the answer.

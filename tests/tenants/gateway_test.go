@@ -31,6 +31,9 @@ type gatewayOptions struct {
 	Store string
 	// Extra is appended to the config verbatim (top-level YAML).
 	Extra string
+	// GeneratedOperatorKey leaves auth.operator_key_file out of the config, so that the gateway
+	// generates the operator key in its data_dir (read it with generatedOperatorKey).
+	GeneratedOperatorKey bool
 }
 
 // gateway is one all-in-one wavehouse process (chDB store, embedded queue) with a settings
@@ -40,7 +43,7 @@ type gateway struct {
 	CfgPath  string
 	Settings string            // settings_dir
 	client   gatewaybin.Client // talks to the API listener; use api(), which knows its URL
-	Operator string            // the operator key
+	Operator string            // the operator key ("" with GeneratedOperatorKey)
 	proc     *gatewaybin.Process
 }
 
@@ -61,16 +64,19 @@ func newGateway(t testing.TB, o gatewayOptions) *gateway {
 	g := &gateway{
 		dir:      dir,
 		Settings: filepath.Join(dir, "settings"),
-		Operator: newOperatorKey(t),
 		client:   gatewaybin.Client{HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 60 * time.Second}},
 	}
 	t.Cleanup(g.client.HTTP.CloseIdleConnections)
 	if err := os.MkdirAll(filepath.Join(g.Settings, "tenants"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opKeyFile := filepath.Join(dir, "operator.key")
-	if err := os.WriteFile(opKeyFile, []byte(g.Operator+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	opKeyFile := ""
+	if !o.GeneratedOperatorKey {
+		g.Operator = newOperatorKey(t)
+		opKeyFile = filepath.Join(dir, "operator.key")
+		if err := os.WriteFile(opKeyFile, []byte(g.Operator+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := fmt.Sprintf(`server:
   listen: %s:0
@@ -84,7 +90,7 @@ log:
   level: info
 auth:
   allow_anonymous: %t
-  operator_key_file: %s
+  operator_key_file: %q
 ingest:
   wait_timeout: 20s
   flush:
@@ -93,7 +99,7 @@ ingest:
   backend: embedded
   embedded:
     sync: always
-%s`, o.Listen, filepath.Join(dir, "data"), g.Settings, o.PollInterval, o.AllowAnonymous,
+%s`, o.Listen, g.dataDir(), g.Settings, o.PollInterval, o.AllowAnonymous,
 		opKeyFile, o.Store, o.Extra)
 	g.CfgPath = filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(g.CfgPath, []byte(cfg), 0o600); err != nil {
@@ -104,6 +110,18 @@ ingest:
 		Dir: dir, LogPath: secrets.outputPath(t, "gateway"), ListenAddrs: true, ReadyTimeout: readyTimeout,
 	})
 	return g
+}
+
+// dataDir is the gateway's data_dir.
+func (g *gateway) dataDir() string { return filepath.Join(g.dir, "data") }
+
+// generatedOperatorKey returns the operator key a gateway started with GeneratedOperatorKey
+// generated, registered with the suite as a secret that no output may contain.
+func (g *gateway) generatedOperatorKey(t testing.TB) string {
+	t.Helper()
+	k := gatewaybin.OperatorKey(t, g.dataDir())
+	secrets.add("generated operator key", k)
+	return k
 }
 
 // startGateway is newGateway with the given tenants written, then started.

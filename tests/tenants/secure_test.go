@@ -2,6 +2,8 @@ package tenants_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +14,8 @@ import (
 // anonymousWarning is the start of the line logged at every boot of a public anonymous API.
 const anonymousWarning = "auth.allow_anonymous is true"
 
-// TestSecureDefault boots the gateway in the four cases of docs/tenants.md "Secure default".
+// TestSecureDefault boots the gateway in the cases of docs/tenants.md "Secure default": the
+// anonymous principal never runs operator SQL in any of them (docs/adr/0009).
 func TestSecureDefault(t *testing.T) {
 	t.Parallel()
 	t.Run("public listener without keys refuses to boot", func(t *testing.T) {
@@ -33,9 +36,8 @@ func TestSecureDefault(t *testing.T) {
 		if got := g.do(t, http.MethodGet, "/v1/tables", "", nil); got.Status != http.StatusOK {
 			t.Fatalf("GET /v1/tables without a key on an anonymous public gateway: %s, want 200", got)
 		}
-		if got := g.do(t, http.MethodPost, "/v1/ops/sql", "", []byte(`{"sql":"SELECT 1"}`)); got.Status != http.StatusForbidden || got.Code() != "auth.anonymous_ops" {
-			t.Fatalf("anonymous POST /v1/ops/sql on a public gateway: %s, want 403 auth.anonymous_ops", got)
-		}
+		refusesAnonymousOpsSQL(t, g, "auth.anonymous_ops")
+		g.sql(t, g.Operator, "default", "SELECT 1")
 		g.proc.Stop(t)
 		g.proc.Start(t)
 		if n := strings.Count(g.proc.Output(), anonymousWarning); n != 2 {
@@ -54,6 +56,7 @@ func TestSecureDefault(t *testing.T) {
 		if got := g.do(t, http.MethodGet, "/v1/tables", p.Keys[0].Token, nil); got.Status != http.StatusOK {
 			t.Fatalf("GET /v1/tables with %s: %s, want 200", p.Keys[0], got)
 		}
+		refusesAnonymousOpsSQL(t, g, "auth.missing_key")
 		if strings.Contains(g.proc.Output(), anonymousWarning) {
 			t.Fatalf("a gateway with keys logged %q", anonymousWarning)
 		}
@@ -62,7 +65,8 @@ func TestSecureDefault(t *testing.T) {
 	t.Run("loopback listener without keys is anonymous until a key exists", func(t *testing.T) {
 		t.Parallel()
 		g := startGateway(t, gatewayOptions{})
-		g.sql(t, "", "", eventsDDL)
+		refusesAnonymousOpsSQL(t, g, "auth.anonymous_ops")
+		g.sql(t, g.Operator, "default", eventsDDL)
 		if got := g.ingest(t, "", "events", "wait=committed", `{"id":"anonymous","n":1}`); got.Status != http.StatusOK {
 			t.Fatalf("anonymous ingest: %s, want 200", got)
 		}
@@ -82,4 +86,36 @@ func TestSecureDefault(t *testing.T) {
 			t.Fatalf("GET /v1/tables with %s: %s, want 200", k, got)
 		}
 	})
+	t.Run("loopback listener with allow_anonymous and no operator_key_file generates the operator key", func(t *testing.T) {
+		t.Parallel()
+		g := startGateway(t, gatewayOptions{AllowAnonymous: true, GeneratedOperatorKey: true})
+		refusesAnonymousOpsSQL(t, g, "auth.anonymous_ops")
+		key := g.generatedOperatorKey(t)
+		path := filepath.Join(g.dataDir(), "operator.key")
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("generated operator key file: %v %v, want mode 0600", st, err)
+		}
+		mustContain(t, "the first boot's output", g.proc.Output(), "generated a key file", path)
+		g.sql(t, key, "default", eventsDDL)
+		g.proc.Stop(t)
+		g.proc.Start(t)
+		if again := g.generatedOperatorKey(t); again != key {
+			t.Fatal("a restart replaced the generated operator key")
+		}
+		mustContain(t, "the second boot's output", g.proc.Output(), "using the generated key file")
+		g.sql(t, key, "default", "SELECT 1")
+	})
+}
+
+// refusesAnonymousOpsSQL checks that a request without a credential never runs operator SQL on
+// g, with ?tenant= or without: 401 with code and a message saying how to send the operator key.
+func refusesAnonymousOpsSQL(t *testing.T, g *gateway, code string) {
+	t.Helper()
+	for _, tenant := range []string{"", "default"} {
+		got := g.api().OpsSQL(t, "", tenant, "SELECT 1")
+		if got.Status != http.StatusUnauthorized || got.Code() != code || !strings.Contains(got.APIError().Error, "auth.operator_key_file") ||
+			got.Header.Get("WWW-Authenticate") == "" {
+			t.Fatalf("POST /v1/ops/sql without a credential (tenant %q): %s, want 401 %s naming auth.operator_key_file", tenant, got, code)
+		}
+	}
 }

@@ -1,7 +1,9 @@
 // Package gatewaybin gives the suites that drive the real wavehouse binary (tests/integration,
 // tests/idempotency, tests/split, tests/tenants) one way to build it, to give its processes a
 // clean environment, to run them (Process: start, wait for readiness, capture output, stop
-// gracefully, kill), and to talk to them (Client sends a request and reads the whole Response).
+// gracefully, kill), and to talk to them (Client sends a request and reads the whole Response;
+// OperatorKey, Client.Ops and Client.OpsSQL reach the operator routes, which are never
+// anonymous, with the key a gateway generated in its data_dir).
 package gatewaybin
 
 import (

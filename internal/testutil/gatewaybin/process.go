@@ -133,6 +133,9 @@ func StartProcess(t testing.TB, cfg ProcessConfig) *Process {
 // Name returns the process's name.
 func (p *Process) Name() string { return p.cfg.Name }
 
+// Dir returns the process's working directory (ProcessConfig.Dir).
+func (p *Process) Dir() string { return p.cfg.Dir }
+
 // LogPath returns the file holding the process's output.
 func (p *Process) LogPath() string { return p.cfg.LogPath }
 

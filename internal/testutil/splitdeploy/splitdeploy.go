@@ -161,10 +161,13 @@ dedupe:
 coord:
   backend: nats
   lease: 2s
-`, role, name, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
+`, role, name, dataDir(dir), HistoryWindow, SweepInterval, idem,
 		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
+
+// dataDir is the data_dir of the process whose directory is dir.
+func dataDir(dir string) string { return filepath.Join(dir, "data") }
 
 // Proc is one process of the deployment with one role, restartable on the same data dir and
 // ports.
@@ -200,4 +203,11 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	})
 	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p
+}
+
+// OperatorKey returns the operator key an api process generated in its data_dir at first boot
+// (the deployment's configs set no auth.operator_key_file); the process must have started.
+func (p *Proc) OperatorKey(t testing.TB) string {
+	t.Helper()
+	return gatewaybin.OperatorKey(t, dataDir(p.Process.Dir()))
 }
