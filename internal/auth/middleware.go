@@ -87,8 +87,8 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 }
 
 // opsCredentialHint says how to call an operator route; it names the config key and the default
-// file, never a path of this server.
-const opsCredentialHint = "operator routes need Authorization: Bearer <operator key> (the content of auth.operator_key_file; without one, the key the gateway generated at first boot in <data_dir>/" + GeneratedOperatorKeyName + ") or a tenant admin key"
+// file, never a path of this server, and no < or > (JSON answers escape them).
+const opsCredentialHint = "operator routes need the operator key or a tenant admin key: send Authorization: Bearer KEY, KEY being the content of auth.operator_key_file or, when that is empty, of " + GeneratedOperatorKeyName + " in data_dir (generated at first boot; data/" + GeneratedOperatorKeyName + " with make run)"
 
 func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID string, err error, rule Rule) {
 	code, msg := "auth.invalid_key", "invalid or revoked api key"
