@@ -38,6 +38,11 @@ type Table struct {
 	Set map[string]string
 }
 
+// Reads reports whether the role reads column col by its column lists (the filter aside).
+func (t *Table) Reads(col string) bool {
+	return (len(t.Columns) == 0 || slices.Contains(t.Columns, col)) && !slices.Contains(t.DenyColumns, col)
+}
+
 // Claims are a verified token's claims, as decoded JSON.
 type Claims map[string]any
 
@@ -70,7 +75,7 @@ func (t *Table) Bind(table string, cols []store.Column, claims Claims) (*Bound, 
 		c := &cols[i]
 		types[c.Name] = c
 		b.all = append(b.all, c.Name)
-		if (len(t.Columns) == 0 || slices.Contains(t.Columns, c.Name)) && !slices.Contains(t.DenyColumns, c.Name) {
+		if t.Reads(c.Name) {
 			b.visible = append(b.visible, c.Name)
 		}
 	}

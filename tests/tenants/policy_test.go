@@ -168,6 +168,9 @@ func checkPolicies(t *testing.T, o gatewayOptions) {
 		if r := g.query(t, alice, "SELECT * FROM orders"); strings.Contains(string(r.Body), `"secret"`) {
 			t.Errorf("SELECT * as alice returned the denied column: %s", r)
 		}
+		if r := g.do(t, http.MethodGet, "/v1/tables/orders", alice, nil); !r.OK() || strings.Contains(string(r.Body), `"secret"`) || !strings.Contains(string(r.Body), `"owner"`) {
+			t.Errorf("GET /v1/tables/orders as alice: %s, want its columns without the denied one", r)
+		}
 		b, _ := json.Marshal(map[string]any{"sql": "SELECT id FROM orders WHERE owner = {_wh_policy_0_0:String}", "params": map[string]string{"_wh_policy_0_0": "bob"}})
 		if r := g.do(t, http.MethodPost, "/v1/query", alice, b); r.Status != http.StatusBadRequest || strings.Contains(string(r.Body), bobMarker) {
 			t.Errorf("a query binding the policy's reserved parameter: %s, want 400", r)
