@@ -101,6 +101,10 @@ type kubeVolume struct {
 	Name   string `yaml:"name"`
 	Secret *struct {
 		SecretName string `yaml:"secretName"`
+		Items      []struct {
+			Key  string `yaml:"key"`
+			Path string `yaml:"path"`
+		} `yaml:"items"`
 	} `yaml:"secret"`
 	ConfigMap *struct {
 		Name  string `yaml:"name"`
@@ -119,6 +123,16 @@ func (v kubeVolume) materialize(t *testing.T, data func(kind, name string) map[s
 	switch {
 	case v.Secret != nil:
 		files = data("Secret", v.Secret.SecretName)
+		if len(v.Secret.Items) > 0 {
+			all := files
+			files = map[string]string{}
+			for _, it := range v.Secret.Items {
+				if _, ok := all[it.Key]; !ok {
+					t.Errorf("volume %s: Secret %s has no key %s", v.Name, v.Secret.SecretName, it.Key)
+				}
+				files[it.Path] = all[it.Key]
+			}
+		}
 	case v.ConfigMap != nil:
 		all := data("ConfigMap", v.ConfigMap.Name)
 		files = all
