@@ -30,7 +30,8 @@ var errStop = errors.New("stop")
 // false, the split suite runs the managed one): an operator user creates the topology, then each
 // role runs the queue (and the sweeper its lease) as its generated user on a nats-server
 // enforcing the rendered block. The api publishes and replays, the ingest worker pulls and
-// acknowledges, the sweeper trims and takes the lease, every queue's metrics are gathered, and no
+// dead-letters, the api lists the dead letters, the sweeper expires them, trims and takes the
+// lease, every queue's metrics are gathered, and no
 // role's log reports a permissions violation; the api trimming is refused and logged.
 func TestNATSUsersRunTheRolesOnAnOperatorTopology(t *testing.T) {
 	cfg := natsPermConfig(false)
@@ -117,8 +118,15 @@ func TestNATSUsersRunTheRolesOnAnOperatorTopology(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("ingest fetch: %d deliveries, %v; want the published frame (%+v)", len(ds), err, pos)
 	}
-	if err := ds[0].Ack(ctx); err != nil {
-		t.Fatalf("ingest ack: %v", err)
+	// Dead-lettering publishes the record to the DLQ and acknowledges the frame.
+	if err := ds[0].(mq.DeadLetterer).DeadLetter(ctx, mq.Reason{Code: "test", Message: "dead-lettered by the test"}); err != nil {
+		t.Fatalf("ingest dead-letter: %v", err)
+	}
+	if entries, err := api.DLQ().List(ctx, "acme", "events", 0, 10); err != nil || len(entries) != 1 {
+		t.Fatalf("api listing the dead letters: %d entries, %v; want 1", len(entries), err)
+	}
+	if n, err := sweeper.DLQ().(mq.DeadLetterExpirer).Expire(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("sweeper expiring the dead letters: %d, %v; want 1", n, err)
 	}
 	if _, err := sweeper.Trim(ctx, p, 0, time.Now()); err != nil {
 		t.Fatalf("sweeper trim: %v", err)

@@ -58,6 +58,7 @@ func TestNATSUsersGrantEachRoleOnlyItsCalls(t *testing.T) {
 		{api + "STREAM.PURGE." + stream, false, false, true},
 		{api + "STREAM.DELETE." + stream, false, false, false},
 		{api + "STREAM.MSG.DELETE." + n.DLQStream(), true, false, false},
+		{api + "DIRECT.GET." + n.DLQStream(), true, false, true},
 		{"$KV." + n.LeaseBucket() + ".sweeper", false, false, true},
 		{api + "DIRECT.GET.KV_" + n.LeaseBucket() + ".$KV." + n.LeaseBucket() + ".sweeper", false, false, true},
 		{"$KV." + n.JournalBucket() + ".p.0.42", false, true, true},

@@ -67,7 +67,7 @@ func (t Topology) Permissions(a Access) Permissions {
 		add(streamRead(s)...)
 		add(apiPrefix + "CONSUMER.INFO." + s + "." + ConsumerName)
 	}
-	add(streamRead(n.DLQStream())...)
+	add(apiPrefix + "STREAM.INFO." + n.DLQStream())
 	for _, b := range []string{n.LeaseBucket(), n.JournalBucket(), n.SchemaBucket()} {
 		add(apiPrefix + "STREAM.INFO." + kvStream(b))
 	}
@@ -99,6 +99,7 @@ func (t Topology) Permissions(a Access) Permissions {
 	}
 	if a.DeadLetters {
 		d := n.DLQStream()
+		add(streamRead(d)...)
 		add(apiPrefix+"STREAM.MSG.DELETE."+d, apiPrefix+"STREAM.PURGE."+d)
 		add(kvRead(n.JournalBucket(), "replay.>")...)
 		add(kvWrite(n.JournalBucket(), "replay.>"))
@@ -118,6 +119,7 @@ func (t Topology) Permissions(a Access) Permissions {
 		for p := range t.Partitions {
 			add(apiPrefix+"CONSUMER.LIST."+n.Stream(p), apiPrefix+"STREAM.PURGE."+n.Stream(p))
 		}
+		add(streamRead(n.DLQStream())...)
 		add(apiPrefix + "STREAM.PURGE." + n.DLQStream())
 		add(kvRead(n.JournalBucket(), ">")...)
 		add(kvWatch(n.JournalBucket())...)
