@@ -51,8 +51,18 @@ func (p *proc) try(ctx context.Context, method, path, contentType string, body [
 // generated, and requires success.
 func (p *proc) sql(t *testing.T, stmt string) {
 	t.Helper()
-	gatewaybin.Client{Base: p.API, HTTP: p.HTTP}.MustOpsSQL(t, p.OperatorKey(t), gatewaybin.DefaultTenant, stmt)
+	p.client().MustOpsSQL(t, p.OperatorKey(t), gatewaybin.DefaultTenant, stmt)
 }
+
+// ops calls an operator route (/v1/ops/…) of the default tenant as the operator, with the key
+// the api process generated.
+func (p *proc) ops(t *testing.T, method, path string) gatewaybin.Response {
+	t.Helper()
+	return p.client().Ops(t, p.OperatorKey(t), gatewaybin.DefaultTenant, method, path, nil)
+}
+
+// client is a gatewaybin client of the api process's listener.
+func (p *proc) client() gatewaybin.Client { return gatewaybin.Client{Base: p.API, HTTP: p.HTTP} }
 
 // count runs SELECT toString(count()) through the api's /v1/query and returns the count and
 // the X-Cache header.
