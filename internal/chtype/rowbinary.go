@@ -15,10 +15,12 @@ import (
 // without parsing text, which is why validated rows travel through the queue in it (ADR 0009).
 
 // RowBinarySupported reports whether values of t can be written by AppendRowBinary and read
-// back by AppendCanonicalRowBinary. JSON and the types WaveHouse does not validate cannot.
+// back by AppendCanonicalRowBinary. The types WaveHouse does not validate cannot. A JSON value
+// is written as its compact text in a String, which the server reads with
+// input_format_binary_read_json_as_string = 1 (see HasJSON).
 func (t *Type) RowBinarySupported() bool {
 	switch t.Kind {
-	case Unsupported, JSON:
+	case Unsupported:
 		return false
 	case Nullable, LowCardinality, Array:
 		return t.Elem.RowBinarySupported()
@@ -176,6 +178,20 @@ func (t *Type) binValue(dst, raw []byte) ([]byte, error) {
 		return t.binTuple(dst, raw)
 	case Map:
 		return t.binMap(dst, raw)
+	case JSON:
+		start := len(dst)
+		dst = append(dst, 0) // the length, as a one-byte uvarint unless the text is long
+		var err error
+		if dst, err = t.appendValue(dst, raw); err != nil {
+			return dst[:start], err
+		}
+		text := dst[start+1:]
+		if len(text) < 0x80 {
+			dst[start] = byte(len(text))
+			return dst, nil
+		}
+		text = append([]byte(nil), text...) // copied before the longer length overwrites it
+		return append(binary.AppendUvarint(dst[:start], uint64(len(text))), text...), nil
 	}
 	return dst, errorf(CodeUnsupportedType, "type %s cannot be written as RowBinary", t.Name)
 }
@@ -370,4 +386,24 @@ func (t *Type) binMap(dst, raw []byte) ([]byte, error) {
 		return dst[:start], errorf(CodeInvalidValue, "malformed JSON object")
 	}
 	return dst, nil
+}
+
+// HasJSON reports whether t is or contains the JSON type, whose RowBinary values are text the
+// server reads only with input_format_binary_read_json_as_string = 1.
+func (t *Type) HasJSON() bool {
+	switch t.Kind {
+	case JSON:
+		return true
+	case Nullable, LowCardinality, Array:
+		return t.Elem.HasJSON()
+	case Map:
+		return t.Key.HasJSON() || t.Value.HasJSON()
+	case Tuple:
+		for _, f := range t.Fields {
+			if f.Type.HasJSON() {
+				return true
+			}
+		}
+	}
+	return false
 }

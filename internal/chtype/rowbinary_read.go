@@ -214,6 +214,12 @@ func (t *Type) readBin(dst, src []byte) ([]byte, int, bool) {
 		return append(dst, ']'), n, true
 	case Map:
 		return t.readMap(dst, src)
+	case JSON:
+		l, k := binary.Uvarint(src)
+		if k <= 0 || uint64(len(src)-k) < l {
+			return dst, 0, false
+		}
+		return append(dst, src[k:k+int(l)]...), k + int(l), true
 	}
 	return dst, 0, false
 }

@@ -90,10 +90,20 @@ func bytesHex(b []byte) string {
 	return string(out)
 }
 
+func TestRowBinaryLongJSON(t *testing.T) {
+	ty, err := Parse("JSON")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"k":"` + string(bytes.Repeat([]byte("x"), 300)) + `"}`
+	canon, cerr := ty.Canonical([]byte(in))
+	checkRowBinary(t, ty, in, canon, cerr)
+}
+
 func TestRowBinarySupported(t *testing.T) {
 	for typ, want := range map[string]bool{
 		"Array(Nullable(String))": true, "Map(String, Tuple(a UInt8, b Date))": true,
-		"JSON": false, "Array(JSON)": false, "AggregateFunction(sum, UInt64)": false,
+		"JSON": true, "Array(JSON)": true, "AggregateFunction(sum, UInt64)": false,
 	} {
 		ty, err := Parse(typ)
 		if err != nil {

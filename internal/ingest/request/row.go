@@ -29,12 +29,13 @@ const indexAbove = 24
 // segment collects the rows that give the same set of columns.
 type segment struct {
 	sig  []uint64
-	cols []string
+	cols  []string
+	types []string
 	// spans holds start,end offsets of each row in the arena.
 	spans []int
 }
 
-// rows validates and encodes the rows of one body. It is pooled; reset prepares it for a call.
+// rows validates the rows of one body and encodes them as RowBinary into one arena. It is pooled; reset prepares it for a call.
 type rows struct {
 	src bodyReader
 
@@ -108,7 +109,7 @@ func (p *rows) release() {
 	clear(p.cols)
 	p.cols = p.cols[:0]
 	for i := range p.segs {
-		p.segs[i].cols = nil
+		p.segs[i].cols, p.segs[i].types = nil, nil
 	}
 	p.segs = p.segs[:0]
 	p.out, p.errs, p.index, p.byCode = nil, nil, nil, nil
@@ -251,10 +252,9 @@ var null = []byte("null")
 
 func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
 
-// finishRow encodes the current row in table order, or records why it is refused.
+// finishRow encodes the current row in table order as RowBinary, or records why it is refused.
 func (p *rows) finishRow(row int) {
 	start := len(p.out)
-	p.out = append(p.out, '[')
 	clear(p.sig)
 	n := 0
 	for c := range p.cols {
@@ -286,13 +286,9 @@ func (p *rows) finishRow(row int) {
 			}
 			v = null
 		}
-		mark := len(p.out)
-		if n > 0 {
-			p.out = append(p.out, ',')
-		}
-		out, err := col.typ.AppendCanonical(p.out, v)
+		// The value is validated and encoded in one step, straight into RowBinary (ADR 0009).
+		out, err := col.typ.AppendRowBinary(p.out, v)
 		if err != nil {
-			p.out = p.out[:mark]
 			p.valueError(row, col, v, err)
 			continue
 		}
@@ -300,7 +296,6 @@ func (p *rows) finishRow(row int) {
 		p.sig[c>>6] |= 1 << (c & 63)
 		n++
 	}
-	p.out = append(p.out, ']')
 	if p.rowErrs == 0 && n == 0 {
 		p.fail(row, RowEmpty, func() (string, string) {
 			return "", "the row gives no insertable column; an insert must name at least one"
@@ -355,9 +350,11 @@ func (p *rows) addRow(start, end int) {
 		}
 	}
 	s.cols = make([]string, 0, n)
+	s.types = make([]string, 0, n)
 	for c := range p.cols {
 		if p.sig[c>>6]&(1<<(c&63)) != 0 {
 			s.cols = append(s.cols, p.cols[c].name)
+			s.types = append(s.types, p.cols[c].typ.Name)
 		}
 	}
 }

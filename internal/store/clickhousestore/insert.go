@@ -12,12 +12,15 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store/sqlbind"
 )
 
-// Insert sends the batch as one native INSERT with an explicit column list (PrepareBatch): the
-// server's header block gives the column types, each canonical value is converted for the
-// driver, and the whole block is sent at once. A value that cannot be converted aborts the batch
-// with store.ErrRejected and a *store.RowError naming the row and column.
+// Insert sends the batch as one INSERT. RowBinary rows go over HTTP as they are when the
+// endpoint names HTTP addresses (httpinsert.go). Otherwise — canonical rows of a version 1
+// backlog, or RowBinary rows without an HTTP address, rendered as canonical rows first — it is
+// one native INSERT with an explicit column list (PrepareBatch): the server's header block gives
+// the column types, each canonical value is converted for the driver, and the whole block is
+// sent at once. A value that cannot be converted aborts the batch with store.ErrRejected and a
+// *store.RowError naming the row and column.
 func (s *Store) Insert(ctx context.Context, b store.Batch) error {
-	if len(b.Rows) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	if len(b.Columns) == 0 {
@@ -26,6 +29,14 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	p, err := s.pool(ctx, b.Target)
 	if err != nil {
 		return err
+	}
+	if len(b.RowBinary) > 0 {
+		if p.http != nil {
+			return p.http.insert(ctx, b, p.dedupTokenSupported())
+		}
+		if b.Rows, err = s.canonicalRows(b); err != nil {
+			return err
+		}
 	}
 	ctx = p.withDedupToken(ctx, b)
 	var q strings.Builder

@@ -63,6 +63,8 @@ type pool struct {
 	stringSettings bool
 	// version is the server's major.minor.
 	major, minor uint64
+	// http inserts RowBinary batches; nil when the endpoint names no HTTP address.
+	http *httpInserter
 }
 
 // New validates cfg and returns a store. It connects to nothing until the first call.
@@ -85,6 +87,9 @@ func (s *Store) endpoint(tenant string) Endpoint {
 	}
 	if len(e.Addr) == 0 {
 		e.Addr = s.cfg.Addr
+		if len(e.HTTPAddr) == 0 {
+			e.HTTPAddr = s.cfg.HTTPAddr
+		}
 	}
 	if e.Username == "" {
 		e.Username = s.cfg.Username
@@ -190,6 +195,9 @@ func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, e
 		return nil, translate(err, store.OpQuery)
 	}
 	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, stringSettings: v.Revision > 54429, major: v.Version.Major, minor: v.Version.Minor}
+	if len(e.HTTPAddr) > 0 {
+		p.http = newHTTPInserter(e, opts.Auth.Password, database, opts.TLS, s.cfg)
+	}
 	s.log.Info("clickhouse connected", "addr", e.Addr, "version", v.Version.String(), "revision", v.Revision,
 		"native_parameters", p.nativeParams)
 	if !p.dedupTokenSupported() {
@@ -273,6 +281,9 @@ func (s *Store) Close(context.Context) error {
 	for _, sl := range pools {
 		sl.mu.Lock()
 		if sl.p != nil {
+			if sl.p.http != nil {
+				sl.p.http.close()
+			}
 			errs = append(errs, sl.p.conn.Close())
 			sl.p = nil
 		}
