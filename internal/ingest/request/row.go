@@ -28,7 +28,7 @@ const indexAbove = 24
 
 // segment collects the rows that give the same set of columns.
 type segment struct {
-	sig  []uint64
+	sig   []uint64
 	cols  []string
 	types []string
 	// spans holds start,end offsets of each row in the arena.
