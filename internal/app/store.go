@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,10 @@ func buildStore(e env) (storeLayer, Component, error) {
 		}
 		s = st
 		sl.database, sl.server = c.ClickHouse.Database, true
+		if len(c.ClickHouse.HTTPAddrs) == 0 {
+			e.log.Warn("store.clickhouse.http_addrs is not set: inserts take the native protocol, which converts every queued RowBinary value first; " +
+				"set it to the server's HTTP interface (usually port 8123) to send the rows as they are")
+		}
 	default:
 		return sl, nil, fmt.Errorf("store.backend %q is not built in", c.Backend)
 	}
@@ -222,6 +227,9 @@ func clickhouseConfig(cfg config.Config, addrs []string, user, passwordFile stri
 	ch := cfg.Store.ClickHouse
 	c := clickhousestore.Config{DialTimeout: ch.DialTimeout.D(), MaxOpenConns: ch.MaxOpenConns}
 	c.Addr = addrs
+	if slices.Equal(addrs, ch.Addrs) {
+		c.HTTPAddr = ch.HTTPAddrs // a tenant naming its own server has no HTTP address: native inserts
+	}
 	c.Username = user
 	c.PasswordFile = passwordFile
 	c.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}

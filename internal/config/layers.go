@@ -16,6 +16,7 @@ type CHDB struct {
 // ClickHouse configures a ClickHouse server reached over the native protocol.
 type ClickHouse struct {
 	Addrs        []string `yaml:"addrs" env:"ADDRS" env-separator:"," env-description:"Native-protocol addresses host:port."`
+	HTTPAddrs    []string `yaml:"http_addrs" env:"HTTP_ADDRS" env-separator:"," env-description:"HTTP-interface addresses host:port (usually port 8123). Inserts go there as RowBinary, sent as queued; when empty they take the native protocol, which converts every value first."`
 	Database     string   `yaml:"database" env:"DATABASE" env-description:"Database of the default tenant."`
 	User         string   `yaml:"user" env:"USER" env-description:"User name."`
 	PasswordFile string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`

@@ -30,7 +30,7 @@ func TestChaosReplicatedSIGKILL(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = s1r1.Query(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s ON CLUSTER %s", db, c.Name))
 	})
-	p, tg := startAllInOne(t, fmt.Sprintf("  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", s1r1.NativeAddr, db))
+	p, tg := startAllInOne(t, fmt.Sprintf("  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    http_addrs: [%q]\n    database: %s\n", s1r1.NativeAddr, s1r1.HTTPAddr, db))
 	tg.read = readReplicated(c, db)
 	tg.create = func(t *testing.T, table string) {
 		clusterSQL(t, s1r1, fmt.Sprintf("CREATE TABLE %[1]s.%[2]s ON CLUSTER %[3]s (id UInt64, k UInt8) "+

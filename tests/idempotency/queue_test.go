@@ -61,7 +61,11 @@ func readQueue(t testing.TB, g *gateway, table string) enqueued {
 			return err
 		}
 		for _, s := range segs {
-			for _, row := range s.Rows {
+			rows, err := s.CanonicalRows()
+			if err != nil {
+				return err
+			}
+			for _, row := range rows {
 				var vals []any
 				if err := json.Unmarshal(row, &vals); err != nil || len(vals) == 0 || s.Columns[0] != "id" {
 					return fmt.Errorf("unexpected row %s of columns %v", row, s.Columns)

@@ -137,7 +137,7 @@ sweeper:
   backend: clickhouse
   clickhouse:
     addrs: [%q]
-    database: %s
+%s    database: %s
 mq:
   backend: nats
   prefix: %s
@@ -162,7 +162,7 @@ coord:
   backend: nats
   lease: 2s
 `, role, name, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
-		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.CH.NativeAddr, httpAddrs(b.CH.HTTPAddr), b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
@@ -200,4 +200,13 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	})
 	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p
+}
+
+// httpAddrs is the store.clickhouse.http_addrs line of the config (inserts as RowBinary over
+// HTTP), empty when the server's HTTP address is unknown.
+func httpAddrs(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return fmt.Sprintf("    http_addrs: [%q]\n", addr)
 }
