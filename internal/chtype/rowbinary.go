@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -69,13 +70,19 @@ func (t *Type) binValue(dst, raw []byte) ([]byte, error) {
 	case LowCardinality:
 		// LowCardinality is a storage property; RowBinary carries the inner type.
 		return t.Elem.binValue(dst, raw)
-	case String, FixedString:
-		s, ok := stringArg(raw)
+	case String:
+		if raw[0] != '"' {
+			return dst, mismatch(t, raw)
+		}
+		out, ok := appendBinString(dst, raw)
 		if !ok {
 			return dst, mismatch(t, raw)
 		}
-		if t.Kind == String {
-			return append(binary.AppendUvarint(dst, uint64(len(s))), s...), nil
+		return out, nil
+	case FixedString:
+		s, ok := stringArg(raw)
+		if !ok {
+			return dst, mismatch(t, raw)
 		}
 		if len(s) > t.Len {
 			return dst, errorf(CodeTooLong, "%d bytes do not fit %s", len(s), t.Name)
@@ -87,7 +94,7 @@ func (t *Type) binValue(dst, raw []byte) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		return appendLE(dst, u, intBits[t.Kind]/8), nil
+		return appendLE(dst, u, intWidth(t.Kind)), nil
 	case Int128, Int256, UInt128, UInt256:
 		v, err := t.parseBigInt(raw)
 		if err != nil {
@@ -211,8 +218,55 @@ func decimalBytes(p int) int {
 	return 32
 }
 
+// appendBinString appends the JSON string raw (quotes included) as a RowBinary String: its
+// decoded length, then its bytes, decoded straight into dst. ok is false when raw is not a
+// valid JSON string.
+func appendBinString(dst, raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return dst, false
+	}
+	inner := raw[1 : len(raw)-1]
+	simple := true
+	for _, c := range inner {
+		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return append(binary.AppendUvarint(dst, uint64(len(inner))), inner...), true
+	}
+	start := len(dst)
+	out, ok := AppendUnquote(append(dst, 0), raw)
+	if !ok {
+		return dst, false
+	}
+	text := out[start+1:]
+	if len(text) < 0x80 {
+		out[start] = byte(len(text))
+		return out, true
+	}
+	text = append([]byte(nil), text...) // copied before the longer length overwrites it
+	return append(binary.AppendUvarint(out[:start], uint64(len(text))), text...), true
+}
+
+func intWidth(k Kind) int {
+	switch k {
+	case Int8, UInt8:
+		return 1
+	case Int16, UInt16:
+		return 2
+	case Int32, UInt32:
+		return 4
+	}
+	return 8
+}
+
 // parseInt validates an Int8…UInt64 value and returns its two's-complement bits.
 func (t *Type) parseInt(raw []byte) (uint64, error) {
+	if v, ok := t.fastInt(raw); ok {
+		return v, nil
+	}
 	s, err := numberArg(t, raw)
 	if err != nil {
 		return 0, err
@@ -220,7 +274,7 @@ func (t *Type) parseInt(raw []byte) (uint64, error) {
 	if !isInteger([]byte(s)) {
 		return 0, errorf(CodeInvalidValue, "%q is not an integer", excerpt([]byte(s)))
 	}
-	bits := intBits[t.Kind]
+	bits := 8 * intWidth(t.Kind)
 	if isUnsigned(t.Kind) {
 		if s[0] == '-' {
 			if trimZeros(s[1:]) == "" {
@@ -406,4 +460,32 @@ func (t *Type) HasJSON() bool {
 		}
 	}
 	return false
+}
+
+// fastInt parses the common case without allocating: a plain non-negative JSON number of at most
+// 18 digits, without leading zeros, that fits t. Anything else takes the general path, which
+// decides every error.
+func (t *Type) fastInt(raw []byte) (uint64, bool) {
+	if len(raw) == 0 || len(raw) > 18 || raw[0] == '0' && len(raw) > 1 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	w := intWidth(t.Kind)
+	limit := uint64(1)<<(8*w) - 1
+	if w == 8 {
+		limit = math.MaxUint64
+	}
+	if !isUnsigned(t.Kind) {
+		limit >>= 1
+	}
+	if v > limit {
+		return 0, false
+	}
+	return v, true
 }
