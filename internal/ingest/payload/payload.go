@@ -13,7 +13,7 @@
 //	          uvarint nrows, uvarint nbytes, nbytes of RowBinary rows
 //
 // The rows are ClickHouse RowBinary in the listed columns and types, so an insert sends them as
-// they are. Version 1, written by releases before 0.9, is line-oriented canonical JSON; it is
+// they are. Version 1, written by earlier releases, is line-oriented canonical JSON; it is
 // still decoded so a backlog queued by an earlier release inserts after an upgrade:
 //
 //	{"v":1,"columns":["ts","user","n"]}

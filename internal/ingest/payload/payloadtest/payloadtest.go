@@ -13,8 +13,8 @@ import (
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 )
 
-// EncodeV1 returns segs (canonical JSON rows in Rows) in the version 1 format, byte for byte as
-// releases before 0.9 published it. Empty segments are skipped.
+// EncodeV1 returns segs (canonical JSON rows in Rows) in the version 1 format, byte for byte as the
+// releases before payload version 2 published it. Empty segments are skipped.
 func EncodeV1(segs []payload.Segment) ([]byte, error) {
 	var out []byte
 	for _, s := range segs {
