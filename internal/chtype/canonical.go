@@ -412,25 +412,9 @@ func (t *Type) appendTuple(dst, raw []byte) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case raw[0] == '{' && t.tupleNamed():
-		vals := make([][]byte, len(t.Fields))
-		ok, err := splitObject(raw, func(key, val []byte) error {
-			k, ok := unquote(key)
-			if !ok {
-				return errorf(CodeInvalidValue, "malformed key")
-			}
-			for i, f := range t.Fields {
-				if f.Name == k {
-					vals[i] = val
-					return nil
-				}
-			}
-			return errorf(CodeInvalidValue, "%q is not an element of %s", excerpt([]byte(k)), t.Name)
-		})
+		vals, err := t.namedTupleVals(raw)
 		if err != nil {
 			return dst, err
-		}
-		if !ok {
-			return dst, errorf(CodeInvalidValue, "malformed JSON object")
 		}
 		dst = append(dst, '[')
 		for i, f := range t.Fields {
@@ -448,6 +432,32 @@ func (t *Type) appendTuple(dst, raw []byte) ([]byte, error) {
 		return append(dst, ']'), nil
 	}
 	return dst, mismatch(t, raw)
+}
+
+// namedTupleVals splits the JSON object raw into the raw values of t's named fields, in field
+// order; a field the object does not give is nil.
+func (t *Type) namedTupleVals(raw []byte) ([][]byte, error) {
+	vals := make([][]byte, len(t.Fields))
+	ok, err := splitObject(raw, func(key, val []byte) error {
+		k, ok := unquote(key)
+		if !ok {
+			return errorf(CodeInvalidValue, "malformed key")
+		}
+		for i, f := range t.Fields {
+			if f.Name == k {
+				vals[i] = val
+				return nil
+			}
+		}
+		return errorf(CodeInvalidValue, "%q is not an element of %s", excerpt([]byte(k)), t.Name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errorf(CodeInvalidValue, "malformed JSON object")
+	}
+	return vals, nil
 }
 
 func tupleStep(err error, t *Type, i int) error {

@@ -187,18 +187,11 @@ func (t *Type) binValue(dst, raw []byte) ([]byte, error) {
 		return t.binMap(dst, raw)
 	case JSON:
 		start := len(dst)
-		dst = append(dst, 0) // the length, as a one-byte uvarint unless the text is long
-		var err error
-		if dst, err = t.appendValue(dst, raw); err != nil {
+		out, err := t.appendValue(append(dst, 0), raw)
+		if err != nil {
 			return dst[:start], err
 		}
-		text := dst[start+1:]
-		if len(text) < 0x80 {
-			dst[start] = byte(len(text))
-			return dst, nil
-		}
-		text = append([]byte(nil), text...) // copied before the longer length overwrites it
-		return append(binary.AppendUvarint(dst[:start], uint64(len(text))), text...), nil
+		return prefixLength(out, start), nil
 	}
 	return dst, errorf(CodeUnsupportedType, "type %s cannot be written as RowBinary", t.Name)
 }
@@ -241,13 +234,20 @@ func appendBinString(dst, raw []byte) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	text := out[start+1:]
+	return prefixLength(out, start), true
+}
+
+// prefixLength turns b[start+1:], written after a one-byte placeholder at b[start], into a
+// RowBinary String: the placeholder becomes its uvarint length, the text moving when the
+// length needs more than one byte.
+func prefixLength(b []byte, start int) []byte {
+	text := b[start+1:]
 	if len(text) < 0x80 {
-		out[start] = byte(len(text))
-		return out, true
+		b[start] = byte(len(text))
+		return b
 	}
 	text = append([]byte(nil), text...) // copied before the longer length overwrites it
-	return append(binary.AppendUvarint(out[:start], uint64(len(text))), text...), true
+	return append(binary.AppendUvarint(b[:start], uint64(len(text))), text...)
 }
 
 func intWidth(k Kind) int {
@@ -370,25 +370,9 @@ func (t *Type) binTuple(dst, raw []byte) ([]byte, error) {
 		}
 		return dst, nil
 	case raw[0] == '{' && t.tupleNamed():
-		vals := make([][]byte, len(t.Fields))
-		ok, err := splitObject(raw, func(key, val []byte) error {
-			k, ok := unquote(key)
-			if !ok {
-				return errorf(CodeInvalidValue, "malformed key")
-			}
-			for i, f := range t.Fields {
-				if f.Name == k {
-					vals[i] = val
-					return nil
-				}
-			}
-			return errorf(CodeInvalidValue, "%q is not an element of %s", excerpt([]byte(k)), t.Name)
-		})
+		vals, err := t.namedTupleVals(raw)
 		if err != nil {
 			return dst, err
-		}
-		if !ok {
-			return dst, errorf(CodeInvalidValue, "malformed JSON object")
 		}
 		for i, f := range t.Fields {
 			if vals[i] == nil {

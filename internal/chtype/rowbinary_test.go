@@ -98,6 +98,15 @@ func TestRowBinaryLongJSON(t *testing.T) {
 	in := `{"k":"` + string(bytes.Repeat([]byte("x"), 300)) + `"}`
 	canon, cerr := ty.Canonical([]byte(in))
 	checkRowBinary(t, ty, in, canon, cerr)
+	str, err := Parse("String")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{`"` + string(bytes.Repeat([]byte(`é
+`), 100)) + `"`, `"` + string(bytes.Repeat([]byte("y"), 200)) + `"`} {
+		canon, cerr := str.Canonical([]byte(in))
+		checkRowBinary(t, str, in, canon, cerr)
+	}
 }
 
 func TestRowBinarySupported(t *testing.T) {
