@@ -17,7 +17,6 @@ type lib struct {
 	connect       func(argc int32, argv **byte) unsafe.Pointer
 	closeConn     func(conn unsafe.Pointer)
 	query         func(conn unsafe.Pointer, query, format string) unsafe.Pointer
-	queryN        func(conn unsafe.Pointer, query *byte, queryLen uintptr, format *byte, formatLen uintptr) unsafe.Pointer
 	streamQuery   func(conn unsafe.Pointer, query, format string) unsafe.Pointer
 	streamFetch   func(conn unsafe.Pointer, res unsafe.Pointer) unsafe.Pointer
 	streamCancel  func(conn unsafe.Pointer, res unsafe.Pointer)
@@ -55,7 +54,7 @@ func loadLib(path string) (*lib, error) {
 		fn   any
 		name string
 	}{
-		{&l.connect, "chdb_connect"}, {&l.closeConn, "chdb_close_conn"}, {&l.query, "chdb_query"}, {&l.queryN, "chdb_query_n"},
+		{&l.connect, "chdb_connect"}, {&l.closeConn, "chdb_close_conn"}, {&l.query, "chdb_query"},
 		{&l.streamQuery, "chdb_stream_query"}, {&l.streamFetch, "chdb_stream_fetch_result"},
 		{&l.streamCancel, "chdb_stream_cancel_query"}, {&l.destroyResult, "chdb_destroy_query_result"},
 		{&l.resultBuffer, "chdb_result_buffer"}, {&l.resultLength, "chdb_result_length"},

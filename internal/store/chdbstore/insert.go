@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
+	"os"
 	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
@@ -12,9 +12,9 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store/sqlbind"
 )
 
-// Insert writes the batch as one INSERT statement: RowBinary rows follow
-// FORMAT RowBinary as they are (chdb_query_n takes the statement with its binary data);
-// canonical rows of a version 1 backlog go as FORMAT JSONCompactEachRow text, one per line.
+// Insert writes the batch as one INSERT statement: RowBinary rows as they are, read by the
+// engine from a spool file (insertRowBinary); canonical rows of a version 1 backlog as
+// FORMAT JSONCompactEachRow text, one per line.
 // Date-times without a zone are read as UTC, as canonical values are written.
 func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	if b.Len() == 0 {
@@ -33,14 +33,7 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 		head.WriteString(sqlbind.Quote(b.DedupToken))
 	}
 	if len(b.RowBinary) > 0 {
-		if hasJSON(b.Types) {
-			head.WriteString(", input_format_binary_read_json_as_string = 1")
-		}
-		// The engine starts reading data after the first newline following the format name.
-		head.WriteString(" FORMAT RowBinary\n")
-		q.WriteString(head.String())
-		q.Write(b.RowBinary)
-		return s.do(ctx, func() error { return s.runBytes(q.Bytes(), store.OpInsert) })
+		return s.insertRowBinary(ctx, b, head.String())
 	}
 	head.WriteString(" FORMAT JSONCompactEachRow\n")
 	q.WriteString(head.String())
@@ -60,20 +53,50 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	})
 }
 
-// runBytes runs a statement that may hold any bytes (binary insert data), passing its length.
-func (s *Store) runBytes(stmt []byte, op store.Op) error {
-	format := []byte("CSV")
-	r := result{l: s.l, p: s.l.queryN(s.c.c, &stmt[0], uintptr(len(stmt)), &format[0], uintptr(len(format)))}
-	runtime.KeepAlive(stmt)
-	runtime.KeepAlive(format)
-	defer r.free()
-	if msg := r.err(); msg != "" {
-		if op == store.OpInsert {
-			return insertError(msg)
-		}
-		return engineError(msg, op)
+// insertRowBinary inserts RowBinary rows through a file the engine reads with file(…,
+// 'RowBinary', structure): data inline after FORMAT RowBinary is cut short by the engine's
+// statement splitter at some byte sequences (a row holding 0x0a 0x0a lost the rest of the batch,
+// sometimes without an error). The structure is the frame's column types, so the engine
+// converts them to the table's types as a text insert would.
+func (s *Store) insertRowBinary(ctx context.Context, b store.Batch, head string) error {
+	f, err := os.CreateTemp(s.cfg.Path, ".insert-*.rowbinary")
+	if err != nil {
+		return fmt.Errorf("%w: insert spool file: %w", store.ErrUnavailable, err)
 	}
-	return nil
+	defer func() { _ = os.Remove(f.Name()) }()
+	_, werr := f.Write(b.RowBinary)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("%w: insert spool file: %w", store.ErrUnavailable, werr)
+	}
+	var structure strings.Builder
+	for i, c := range b.Columns {
+		if i > 0 {
+			structure.WriteString(", ")
+		}
+		structure.WriteString(sqlbind.QuoteIdent(c))
+		structure.WriteByte(' ')
+		if i < len(b.Types) {
+			structure.WriteString(b.Types[i])
+		}
+	}
+	var q strings.Builder
+	q.WriteString(head)
+	if hasJSON(b.Types) {
+		q.WriteString(", input_format_binary_read_json_as_string = 1")
+	}
+	q.WriteString(" SELECT * FROM file(")
+	q.WriteString(sqlbind.Quote(f.Name()))
+	q.WriteString(", 'RowBinary', ")
+	q.WriteString(sqlbind.Quote(structure.String()))
+	q.WriteString(")")
+	sql := q.String()
+	return s.do(ctx, func() error {
+		_, err := s.run(sql, "CSV", store.OpInsert)
+		return err
+	})
 }
 
 func hasJSON(types []string) bool {

@@ -192,3 +192,18 @@ func bothEncodings(fn func(t *testing.T, h *Harness, caps Caps, enc encoding)) f
 		t.Run("CanonicalJSON", func(t *testing.T) { fn(t, h, caps, canonicalBatch) })
 	}
 }
+
+// testInsertRowBinaryAnyBytes: RowBinary is binary — values whose bytes look like text
+// separators (newlines, empty lines, ';', CR LF, NUL) insert intact and completely. Inline
+// data on the embedded engine was cut at such bytes, sometimes without an error.
+func testInsertRowBinaryAnyBytes(t *testing.T, h *Harness, _ Caps) {
+	s := h.Store
+	target := database(t, s)
+	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64, s String) ENGINE = MergeTree ORDER BY id", target.Database))
+	rows := []string{`[10,"a"]`, `[2570,"\n\n;"]`, `[168430090,""]`, `[59,"\r\n\r\n"]`, `[3338,"\u0000;\n"]`, `[32,"end"]`}
+	if err := s.Insert(t.Context(), rowBinaryBatch(t, s, target, "t", []string{"id", "s"}, rows...)); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	got := mustQuery(t, s, target, sprintf("SELECT id, s FROM %s.t ORDER BY id", target.Database))
+	equalRows(t, got, []string{`[10,"a"]`, `[32,"end"]`, `[59,"\r\n\r\n"]`, `[2570,"\n\n;"]`, `[3338,"\u0000;\n"]`, `[168430090,""]`})
+}

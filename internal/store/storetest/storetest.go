@@ -51,6 +51,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness, caps Caps) {
 		{"InsertDefaults", bothEncodings(testInsertDefaults)},
 		{"InsertTypeErrorRejectsWholeBatch", testInsertRejected},
 		{"InsertRowBinaryMismatchRejectsWholeBatch", testInsertRowBinaryRejected},
+		{"InsertRowBinaryAnyBytes", testInsertRowBinaryAnyBytes},
 		{"InsertUnknownColumn", bothEncodings(testInsertUnknownColumn)},
 		{"QueryStreamsColumnsAndStats", testQueryStreams},
 		{"QueryLimitRows", testLimitRows},
