@@ -8,6 +8,8 @@ import (
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/ingest/payload/payloadtest"
 	"github.com/wavehouse/wavehouse/internal/mq"
+	"github.com/wavehouse/wavehouse/internal/policy"
+	"github.com/wavehouse/wavehouse/internal/store"
 )
 
 // TestRenderSegments: a record whose rows omitted different DEFAULT columns
@@ -119,5 +121,40 @@ func TestBinaryRendersAsVersion1(t *testing.T) {
 		if string(got) != string(want) || gn != wn || len(want) == 0 {
 			t.Errorf("view %+v:\nbinary    %q (%d rows)\nversion 1 %q (%d rows)", v, got, gn, want, wn)
 		}
+	}
+}
+
+// TestRenderRowPolicy: under a row policy only the rows it matches are sent, without the
+// columns it may not read; a row lacking the filter's column is not sent.
+func TestRenderRowPolicy(t *testing.T) {
+	all, err := payloadtest.Binary([]string{"id", "owner", "secret"}, []string{"String", "String", "String"}, `["a1","alice","s1"]`, `["b1","bob","s2"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idOnly, err := payloadtest.Binary([]string{"id"}, []string{"String"}, `["x"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := payload.Encode([]payload.Segment{all, idOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := policy.ParseFilter("owner = {claim:sub}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	str, _ := chtype.Parse("String")
+	cols := []store.Column{{Name: "id", Type: str}, {Name: "owner", Type: str}, {Name: "secret", Type: str}}
+	b, err := (&policy.Table{DenyColumns: []string{"secret"}, Filter: f}).Bind("t", cols, policy.Claims{"sub": "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := newEvent("e", &mq.Record{Payload: p, Position: mq.Position{Seq: 1}})
+	got, n := ev.render(view{rows: b})
+	if want := "id: e-1-0\nevent: rows\ndata: [{\"id\":\"a1\",\"owner\":\"alice\"}]\n\n"; string(got) != want || n != 1 {
+		t.Errorf("render under alice's policy:\n got %q (%d rows)\nwant %q", got, n, want)
+	}
+	if herr := deniedColumn(view{rows: b, where: []cond{{"secret", "s2"}}}); herr == nil || herr.Code != "policy.column_denied" {
+		t.Errorf("a where on a denied column: %v, want policy.column_denied", herr)
 	}
 }

@@ -51,7 +51,7 @@ type Endpoint struct {
 	Addr []string
 	// HTTPAddr lists HTTP-interface host:port addresses (store.clickhouse.http_addrs), tried
 	// in order. When set, RowBinary batches are inserted over HTTP as they are; when empty they
-	// are converted for the native protocol, which costs a decode of every value (ADR 0009).
+	// are converted for the native protocol, which costs a decode of every value (ADR 0012).
 	HTTPAddr []string
 	// Username to log in as (store.clickhouse.user). Default DefaultUsername.
 	Username string
