@@ -349,24 +349,13 @@ func (t *Type) binTuple(dst, raw []byte) ([]byte, error) {
 	start := len(dst)
 	switch {
 	case raw[0] == '[':
-		n := 0
-		ok, err := SplitArray(raw, func(i int, elem []byte) error {
-			if i >= len(t.Fields) {
-				return errorf(CodeInvalidValue, "more than %d tuple elements", len(t.Fields))
-			}
+		err := t.splitTupleArray(raw, func(_ int, f *Type, elem []byte) error {
 			var err error
-			dst, err = t.Fields[i].Type.AppendRowBinary(dst, elem)
-			n = i + 1
-			return tupleStep(err, t, i)
+			dst, err = f.AppendRowBinary(dst, elem)
+			return err
 		})
 		if err != nil {
 			return dst[:start], err
-		}
-		if !ok {
-			return dst[:start], errorf(CodeInvalidValue, "malformed JSON array")
-		}
-		if n != len(t.Fields) {
-			return dst[:start], errorf(CodeInvalidValue, "%d tuple elements, %s has %d", n, t.Name, len(t.Fields))
 		}
 		return dst, nil
 	case raw[0] == '{' && t.tupleNamed():
