@@ -132,6 +132,26 @@ func hasJSON(types []string) bool {
 	return false
 }
 
+// typesMatch reports whether the table's columns named by b have exactly the types b's RowBinary
+// was encoded in (one system.columns read per insert). A missing column is left to the insert
+// to report.
+func (s *Store) typesMatch(ctx context.Context, b store.Batch) (bool, error) {
+	cols, err := s.Columns(ctx, b.Target, b.Table)
+	if err != nil {
+		return false, err
+	}
+	byName := make(map[string]string, len(cols))
+	for _, c := range cols {
+		byName[c.Name] = c.TypeName
+	}
+	for i, name := range b.Columns {
+		if i >= len(b.Types) || byName[name] != b.Types[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // canonicalRows renders RowBinary rows as canonical JSON rows for the native insert, used when
 // the endpoint names no HTTP address: correct, but it decodes every value twice.
 func (s *Store) canonicalRows(b store.Batch) ([][]byte, error) {

@@ -13,7 +13,9 @@ import (
 )
 
 // Insert sends the batch as one INSERT. RowBinary rows go over HTTP as they are when the
-// endpoint names HTTP addresses (httpinsert.go). Otherwise — canonical rows of a version 1
+// endpoint names HTTP addresses (httpinsert.go) and the table's columns still have the types
+// the rows were encoded in: the server reads RowBinary by the table's types, so rows queued
+// before a column's type changed would be misread. Otherwise — canonical rows of a version 1
 // backlog, or RowBinary rows without an HTTP address, rendered as canonical rows first — it is
 // one native INSERT with an explicit column list (PrepareBatch): the server's header block gives
 // the column types, each canonical value is converted for the driver, and the whole block is
@@ -32,7 +34,13 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	}
 	if len(b.RowBinary) > 0 {
 		if p.http != nil {
-			return p.http.insert(ctx, b, p.dedupTokenSupported())
+			same, err := s.typesMatch(ctx, b)
+			if err != nil {
+				return err
+			}
+			if same {
+				return p.http.insert(ctx, b, p.dedupTokenSupported())
+			}
 		}
 		if b.Rows, err = s.canonicalRows(b); err != nil {
 			return err

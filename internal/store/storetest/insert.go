@@ -207,3 +207,30 @@ func testInsertRowBinaryAnyBytes(t *testing.T, h *Harness, _ Caps) {
 	got := mustQuery(t, s, target, sprintf("SELECT id, s FROM %s.t ORDER BY id", target.Database))
 	equalRows(t, got, []string{`[10,"a"]`, `[32,"end"]`, `[59,"\r\n\r\n"]`, `[2570,"\n\n;"]`, `[3338,"\u0000;\n"]`, `[168430090,""]`})
 }
+
+// testInsertRowBinaryTypeChanged: rows encoded before a column's type changed (Int64 and
+// String in the frame, Int32 and Nullable(String) in the table now) insert with their values
+// converted, as a text insert would, instead of being read as the new type's bytes.
+func testInsertRowBinaryTypeChanged(t *testing.T, h *Harness, _ Caps) {
+	s := h.Store
+	target := database(t, s)
+	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64, v Int32, s Nullable(String)) ENGINE = MergeTree ORDER BY id", target.Database))
+	var data []byte
+	for _, row := range [][3]string{{"1", "5", `"a"`}, {"2", "-7", `"bc"`}} {
+		for i, typ := range []string{"UInt64", "Int64", "String"} {
+			ty, err := chtype.Parse(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err = ty.AppendRowBinary(data, []byte(row[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b := store.Batch{Target: target, Table: "t", Columns: []string{"id", "v", "s"}, Types: []string{"UInt64", "Int64", "String"}, RowBinary: data, Count: 2}
+	if err := s.Insert(t.Context(), b); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	got := mustQuery(t, s, target, sprintf("SELECT id, v, s FROM %s.t ORDER BY id", target.Database))
+	equalRows(t, got, []string{`[1,5,"a"]`, `[2,-7,"bc"]`})
+}

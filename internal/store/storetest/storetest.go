@@ -52,6 +52,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness, caps Caps) {
 		{"InsertTypeErrorRejectsWholeBatch", testInsertRejected},
 		{"InsertRowBinaryMismatchRejectsWholeBatch", testInsertRowBinaryRejected},
 		{"InsertRowBinaryAnyBytes", testInsertRowBinaryAnyBytes},
+		{"InsertRowBinaryTypeChanged", testInsertRowBinaryTypeChanged},
 		{"InsertUnknownColumn", bothEncodings(testInsertUnknownColumn)},
 		{"QueryStreamsColumnsAndStats", testQueryStreams},
 		{"QueryLimitRows", testLimitRows},
