@@ -117,9 +117,10 @@ func (c Config) validateBackends() []error {
 		return false
 	}
 	if oneOf("store.backend", c.Store.Backend) && c.Store.Backend == "clickhouse" {
-		if len(c.Store.ClickHouse.Addrs) == 0 {
-			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000)")
+		if len(c.Store.ClickHouse.Addrs) == 0 && len(c.Store.ClickHouse.Cluster.Shards) == 0 {
+			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000), or store.clickhouse.cluster.shards")
 		}
+		errs = append(errs, c.Store.ClickHouse.Cluster.validate()...)
 		if c.Store.ClickHouse.DialTimeout <= 0 {
 			add("store.clickhouse.dial_timeout: must be positive")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
@@ -23,11 +24,20 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	if len(b.Columns) == 0 {
 		return fmt.Errorf("%w: batch has no columns", store.ErrRejected)
 	}
+	if c := s.clusterFor(b.Target); c != nil {
+		return s.insertCluster(ctx, c, b)
+	}
 	p, err := s.pool(ctx, b.Target)
 	if err != nil {
 		return err
 	}
-	ctx = p.withDedupToken(ctx, b)
+	return s.insertInto(ctx, p, b, nil)
+}
+
+// insertInto sends b as one INSERT on p, with these settings (and the batch's deduplication
+// token where the server has it).
+func (s *Store) insertInto(ctx context.Context, p *pool, b store.Batch, settings clickhouse.Settings) error {
+	ctx = p.withSettings(ctx, b, settings)
 	var q strings.Builder
 	sqlbind.InsertInto(&q, b.Target.Database, b.Table, b.Columns)
 	batch, err := p.conn.PrepareBatch(ctx, q.String())
