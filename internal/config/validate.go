@@ -120,13 +120,15 @@ func (c Config) validateBackends() []error {
 		if len(c.Store.ClickHouse.Addrs) == 0 && len(c.Store.ClickHouse.Cluster.Shards) == 0 {
 			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000), or store.clickhouse.cluster.shards")
 		}
-		errs = append(errs, c.Store.ClickHouse.Cluster.validate()...)
 		if c.Store.ClickHouse.DialTimeout <= 0 {
 			add("store.clickhouse.dial_timeout: must be positive")
 		}
 		if c.Store.ClickHouse.MaxOpenConns <= 0 {
 			add("store.clickhouse.max_open_conns: must be positive")
 		}
+	}
+	if oneOf("store.clickhouse.cluster.insert", c.Store.ClickHouse.Cluster.Insert) && c.Store.Backend == "clickhouse" {
+		errs = append(errs, c.Store.ClickHouse.Cluster.validate()...)
 	}
 	if c.MQ.Prefix == "" || strings.ContainsAny(c.MQ.Prefix, ".*> \t") {
 		add("mq.prefix: %q must be non-empty without dots, wildcards or spaces", c.MQ.Prefix)
