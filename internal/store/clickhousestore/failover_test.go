@@ -21,7 +21,8 @@ import (
 // Distributed table holds every acknowledged row exactly once.
 //
 // shard_down: both replicas of shard 2 are killed; an insert fails with a transient
-// store.ErrUnavailable (so the writer keeps the rows in the queue, never in the DLQ), the same
+// store.ErrUnavailable (so the writer keeps the rows in the queue, never in the DLQ) — and so
+// does an insert through the Distributed table in mode distributed — the same
 // batch retried after the shard returns succeeds, and shard 1 — which took its rows on the
 // failed attempt — drops the repeat (same block, same shard log): each row once.
 func TestLocalInsertSurvivesReplicaAndShardLoss(t *testing.T) {
@@ -83,6 +84,11 @@ func TestLocalInsertSurvivesReplicaAndShardLoss(t *testing.T) {
 		err := s.Insert(t.Context(), batch(lo))
 		if !errors.Is(err, store.ErrUnavailable) || !store.IsTransient(err) || store.Classify(err) != store.ClassTransient {
 			t.Fatalf("insert with shard 2 down = %v, want a transient store.ErrUnavailable", err)
+		}
+		// Mode distributed: the synchronous Distributed insert fails too, and transiently.
+		dist := clusterStore(t, c, clickhousestore.InsertDistributed)
+		if err := dist.Insert(t.Context(), batch(lo)); store.Classify(err) != store.ClassTransient {
+			t.Errorf("insert through the Distributed table with shard 2 down = %v (class %s), want a transient error", err, store.Classify(err))
 		}
 		cp.Servers[1][0].Start(t)
 		cp.Servers[1][1].Start(t)
