@@ -39,31 +39,17 @@ func ParseDistributed(createQuery string) (Distributed, error) {
 	return d, nil
 }
 
-// closing returns the index of the parenthesis closing an already opened one in s.
+// closing returns the index of the parenthesis closing an already opened one in s, -1 if none.
 func closing(s string) int {
-	depth := 1
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '`' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
+	end := -1
+	walk(s, 1, func(i int, c byte, depth int) bool {
+		if c == ')' && depth == 0 {
+			end = i
+			return false
 		}
-	}
-	return -1
+		return true
+	})
+	return end
 }
 
 // name unquotes an identifier or string literal argument.

@@ -197,7 +197,20 @@ func ident(s string) (string, bool) {
 // quoted strings and back-quoted names whole.
 func SplitArgs(s string) []string {
 	var out []string
-	depth, start := 0, 0
+	start := 0
+	walk(s, 0, func(i int, c byte, depth int) bool {
+		if c == ',' && depth == 0 {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+		return true
+	})
+	return append(out, s[start:])
+}
+
+// walk calls fn for every byte of s outside quoted strings and back-quoted names, with the
+// parenthesis depth after that byte (starting from depth), until fn returns false.
+func walk(s string, depth int, fn func(i int, c byte, depth int) bool) {
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -208,16 +221,17 @@ func SplitArgs(s string) []string {
 			} else if c == quote {
 				quote = 0
 			}
+			continue
 		case c == '\'' || c == '`' || c == '"':
 			quote = c
+			continue
 		case c == '(':
 			depth++
 		case c == ')':
 			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
+		}
+		if !fn(i, c, depth) {
+			return
 		}
 	}
-	return append(out, s[start:])
 }

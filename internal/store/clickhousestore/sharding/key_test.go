@@ -48,6 +48,10 @@ func TestParseDistributed(t *testing.T) {
 	if d != (Distributed{Cluster: "wh_cluster", Database: "db", Table: "t", ShardingKey: "cityHash64(id, s)"}) {
 		t.Errorf("got %+v", d)
 	}
+	d, err = ParseDistributed("CREATE TABLE t_all (id UInt64) ENGINE = Distributed('c,(x', `d b`, t) SETTINGS x = 1")
+	if err != nil || d != (Distributed{Cluster: "c,(x", Database: "d b", Table: "t"}) {
+		t.Errorf("quoted names: got %+v, %v", d, err)
+	}
 	if _, err := ParseDistributed("CREATE TABLE t (id UInt64) ENGINE = MergeTree ORDER BY id"); err == nil {
 		t.Error("a MergeTree table parsed as Distributed")
 	}
