@@ -63,14 +63,14 @@ func (s *Store) insertCluster(ctx context.Context, c *cluster, b store.Batch) er
 	return err
 }
 
-// rowKeys yields, for each row of b, the values of the columns at idx (positions in b.Columns)
-// for the sharding key. It is where routing reads the bytes of a row: here, canonical JSON
-// arrays; another row encoding replaces this function and nothing else.
-type rowKeys func(b store.Batch, idx []int, each func(row int, vals []sharding.Value) error) error
+// rowKeys yields, for each row of b, the values of the columns at idx (positions in b.Columns,
+// in the order of key.Columns) for the sharding key. It is where routing reads the bytes of a
+// row: here, canonical JSON arrays; another row encoding replaces this function and nothing else.
+type rowKeys func(b store.Batch, idx []int, key *sharding.Key, each func(row int, vals []sharding.Value) error) error
 
 // canonicalRowKeys is rowKeys over canonical JSON rows: an integer is a JSON number, a String a
 // JSON string.
-func canonicalRowKeys(b store.Batch, idx []int, each func(row int, vals []sharding.Value) error) error {
+func canonicalRowKeys(b store.Batch, idx []int, key *sharding.Key, each func(row int, vals []sharding.Value) error) error {
 	vals := make([]sharding.Value, len(idx))
 	var buf []byte
 	for ri, row := range b.Rows {
@@ -82,7 +82,11 @@ func canonicalRowKeys(b store.Batch, idx []int, each func(row int, vals []shardi
 				return nil
 			}
 			found++
-			if len(elem) > 0 && elem[0] == '"' {
+			quoted := len(elem) > 0 && elem[0] == '"'
+			if quoted != key.IsString(k) {
+				return fmt.Errorf("column %s: %s is not a value of the key column's type", b.Columns[ci], elem)
+			}
+			if quoted {
 				start := len(buf)
 				var ok bool
 				if buf, ok = chtype.AppendUnquote(buf, elem); !ok {
@@ -130,7 +134,7 @@ func (s *Store) split(rt *route, b store.Batch) ([][]int, error) {
 		}
 	}
 	parts := make([][]int, rt.sel.Shards())
-	err := s.rowKeys(b, idx, func(row int, vals []sharding.Value) error {
+	err := s.rowKeys(b, idx, rt.key, func(row int, vals []sharding.Value) error {
 		sh := rt.sel.Shard(rt.key.Eval(vals))
 		parts[sh] = append(parts[sh], row)
 		return nil
