@@ -72,6 +72,8 @@ type Backends struct {
 	// its shards and ClusterInsert as the insert mode.
 	Cluster       *testsvc.ClickHouseCluster
 	ClusterInsert string
+	// nats, when set (SecureNATS), gives every role its own NATS user.
+	nats *natsAuth
 }
 
 // UseCluster makes the deployment's store the ClickHouse cluster c in insert mode insert, with
@@ -149,6 +151,10 @@ func (b *Backends) Config(name, role, dir string) string {
 	if b.Idempotency {
 		idem = "idempotency:\n  enabled: true\n"
 	}
+	user := ""
+	if pw := b.NATSPasswordFile(role); pw != "" {
+		user = fmt.Sprintf("    user: %s%s\n    password_file: %s\n", NATSUserPrefix, role, pw)
+	}
 	return fmt.Sprintf(`roles: %s
 instance_id: %s
 server:
@@ -175,7 +181,7 @@ sweeper:
   prefix: %s
   nats:
     urls: [%s]
-    replicas: %d
+%s    replicas: %d
     manage_topology: true
 cache:
   backend: redis
@@ -194,7 +200,7 @@ coord:
   backend: nats
   lease: 2s
 `, role, name, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
-		b.storeYAML(), b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.storeYAML(), b.Prefix, strings.Join(urls, ", "), user, b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
@@ -226,9 +232,11 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	if err := os.WriteFile(cfgPath, []byte(b.Config(name, role, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Registered before the process's own cleanup, so it reads the log once the process stopped.
+	t.Cleanup(func() { checkNoPermissionViolation(t, name, filepath.Join(dir, "wavehouse.log")) })
 	p.Process = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
 		Name: name, Binary: binary, Args: []string{"serve", "--config", cfgPath},
-		Dir: dir, ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
+		Dir: dir, LogPath: filepath.Join(dir, "wavehouse.log"), ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
 	})
 	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p
