@@ -34,6 +34,8 @@ type claim struct {
 	key         dedupe.Key
 	token       string
 	fingerprint string
+	// prior is the frame an earlier attempt of the request was marked with (dedupe.Claim.Frame).
+	prior string
 }
 
 // queueKey is the queue message id of the claimed request: the key and the request's
@@ -51,12 +53,12 @@ const maxInFlightRetryAfter = time.Second
 // idempotent runs handle, the rest of an ingest request, under the request's Idempotency-Key.
 // Without a key (or without a dedupe store) handle answers w directly. A key already answered
 // replays its recorded response; a key in flight or reused for another request is refused. A
-// won claim gives handle the queue message id of the request and a writer that holds the answer
-// until the idempotency record is settled, so a client that got a 2xx finds the record on any
+// won claim gives handle the queue side of the claim (keyedRecord) and a writer that holds the
+// answer until the idempotency record is settled, so a client that got a 2xx finds the record on any
 // retry, whenever it comes (the queue's duplicate window covers a retry only for minutes). It
 // returns the outcome to count. A handle that panics settles nothing: the claim's lease lapses
-// and the retry is processed as new (its publish is a duplicate in the queue's window).
-func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, queueKey string) string) string {
+// and the retry resolves the frame the claim was marked with before publishing again.
+func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, keyed *keyedRecord) string) string {
 	c, done, replayed := a.reserve(w, r, call.tenant, call.table, call.body)
 	switch {
 	case replayed:
@@ -64,10 +66,13 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall
 	case done:
 		return outcomeRejected
 	case c == nil:
-		return handle(w, "")
+		return handle(w, nil)
 	}
 	rec := &recorder{ResponseWriter: w}
-	outcome := handle(rec, c.queueKey())
+	outcome := handle(rec, a.keyed(c))
+	if rec.status/100 == 2 || rec.status == 0 {
+		a.fault(FaultKeyedPublished)
+	}
 	a.settleThenSend(call.ctx, c, rec, w)
 	return outcome
 }
@@ -117,7 +122,7 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 			Message: "this Idempotency-Key was used for a different request (tenant, table or body differ)"})
 		return nil, true, false
 	}
-	return &claim{key: key, token: res.Claim.Token, fingerprint: fp}, false, false
+	return &claim{key: key, token: res.Claim.Token, fingerprint: fp, prior: res.Claim.Frame}, false, false
 }
 
 // settle records the response of a claimed request so retries replay it, or releases the key
