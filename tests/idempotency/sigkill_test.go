@@ -153,9 +153,6 @@ func sigkillKeyed(t *testing.T, b backends, modes []string) {
 		cancel()
 		wg.Wait()
 		g.proc.SetArgs()
-		if cycle+1 < cycles && killMode(cycle+1) != "external" {
-			g.proc.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", killMode(cycle+1), crashAt(killMode(cycle+1))))
-		}
 		g.proc.Start(t)
 
 		pending, acked := l.toRetry()
@@ -183,6 +180,12 @@ func sigkillKeyed(t *testing.T, b backends, modes []string) {
 			l.record(i, r, nil)
 		}
 		t.Logf("cycle %d: retries done, %d of them replayed, %d answers 409 in_flight so far", cycle, replays, rc.inFlight.Load())
+		if next := killMode(cycle + 1); cycle+1 < cycles && next != "external" {
+			// Armed only now, so the retries above do not count towards the fault's n.
+			g.proc.Stop(t)
+			g.proc.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", next, crashAt(next)))
+			g.proc.Start(t)
+		}
 	}
 
 	sent := int(next.Load())
