@@ -23,7 +23,8 @@ const (
 // Idempotency tunes Idempotency-Key handling.
 type Idempotency struct {
 	// Lease bounds how long a request may hold its key before another may claim it. Keep it
-	// below the queue's duplicate window, which covers a crash between publish and commit.
+	// below the queue's duplicate window, within which a retry after a crash between publish and
+	// commit resolves the claim's frame.
 	Lease time.Duration
 	// Retention is how long a recorded response is replayed.
 	Retention time.Duration
@@ -38,9 +39,9 @@ type claim struct {
 	prior string
 }
 
-// queueKey is the queue message id of the claimed request: the key and the request's
-// fingerprint, so the queue's duplicate window drops a second publish of the same request but
-// never a different request that reuses the key after its record expired.
+// queueKey identifies the claimed request inside its queue frame: the key and the request's
+// fingerprint, so resolving a marked frame recognises the same request but never a different
+// request that reuses the key after its record expired.
 func (c *claim) queueKey() string {
 	sum := sha256.Sum256([]byte(c.key.String() + "\x00" + c.fingerprint))
 	return "idem-" + hex.EncodeToString(sum[:])
@@ -137,7 +138,7 @@ func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) err
 		err = a.deps.Dedupe.Commit(ctx, c.key, c.token, dedupe.Response{Status: status, Body: body}, a.retention(c.key.Tenant))
 	}
 	if err != nil {
-		// The lease lapses by itself; the queue's duplicate window still covers a retry.
+		// The lease lapses by itself; a retry then resolves the claim's marked frame.
 		a.deps.Log.WarnContext(ctx, "idempotency record not settled", "status", status, "error", err)
 	}
 	return err
@@ -152,7 +153,7 @@ func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, clien
 	}
 	if err := a.settle(ctx, c, status, rec.body.Bytes()); err != nil && !retryable(status) {
 		// The request took effect but its record is not stored: answer with a prompt retry,
-		// which the queue's duplicate window recognises (the rows are not enqueued again) and
+		// which, once the claim's lease lapsed, finds the claim's frame (the rows are not enqueued again) and
 		// whose answer settles the record.
 		httpx.WriteError(client, httpx.Error{Status: http.StatusServiceUnavailable, Code: "idempotency.unsettled",
 			Message: "the request was accepted but its idempotency record could not be stored; retry with the same key", Retryable: true, RetryAfter: time.Second})
