@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/httpx"
-	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/ops"

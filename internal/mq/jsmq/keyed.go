@@ -180,4 +180,3 @@ func (q *Queue) checkOwnFrame(subject string, seq uint64) error {
 func isFence(msg jetstream.Msg) bool {
 	return msg.Headers().Get(hdrFence) != ""
 }
-
