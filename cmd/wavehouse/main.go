@@ -20,6 +20,7 @@ commands:
   health         probe /readyz on a process's ops listener (exit 0 ready, 1 not)
   mq manifests   print the JetStream topology the external queue needs (nack or nats CLI JSON)
   mq verify      check a live NATS server against that topology
+  mq permissions print least-privilege NATS users per role (nats-server config or JSON)
   keys create    create an API key for a tenant (printed once; only its hash goes in settings)
   bench ingest   load-test a gateway (and ClickHouse directly, side by side)
   help           show this help

@@ -18,13 +18,15 @@ commands:
   manifests   print the streams, consumers and KV buckets the nats backend needs
               (--format nack: jetstream.nats.io/v1beta2 resources; json: nats CLI configs)
   verify      check a live NATS server against that topology (exit 1 on differences)
+  permissions print one NATS user per role with the least permissions it needs on that topology
+              (--format conf: nats-server authorization block; json: pub/sub per role)
 
-Both read the boot config as serve does (--config, else $WH_CONFIG, else the defaults, then the
+All read the boot config as serve does (--config, else $WH_CONFIG, else the defaults, then the
 WH_* variables) and build the topology with serve's own mapping; flags override single keys.
 Run 'wavehouse mq <command> -h' for its flags.
 `
 
-// runMQ runs `wavehouse mq …` (manifests, verify); args are the arguments after "mq". Exit
+// runMQ runs `wavehouse mq …` (manifests, verify, permissions); args are the arguments after "mq". Exit
 // codes: 0 ok, 1 failure or differences, 2 usage or invalid configuration.
 func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -36,6 +38,8 @@ func runMQ(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return mqManifests(args[1:], stdout, stderr)
 	case "verify":
 		return mqVerify(ctx, args[1:], stdout, stderr)
+	case "permissions":
+		return mqPermissions(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, mqUsage)
 		return 0

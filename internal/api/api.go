@@ -23,6 +23,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/query"
 	"github.com/wavehouse/wavehouse/internal/query/pipes"
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/stream"
 )
 
 // Schema reads table columns through a cache that can be refreshed.
@@ -76,6 +77,7 @@ type Deps struct {
 	Pipes   *pipes.Handler
 	Stream  interface {
 		ServeHTTP(w http.ResponseWriter, r *http.Request, tenant string)
+		ServeHTTPPolicy(w http.ResponseWriter, r *http.Request, tenant string, rows stream.RowPolicy)
 	}
 	Commits     CommitWaiter
 	Dedupe      dedupe.Store
@@ -140,7 +142,7 @@ func New(cfg Config, deps Deps) (*API, error) {
 func (a *API) Routes(mux *http.ServeMux) error {
 	routes := map[string]http.HandlerFunc{
 		"POST /v1/ingest/{table}":         a.ingest,
-		"POST /v1/query":                  a.read(a.deps.Query.ServeHTTPAllow, queryConfined),
+		"POST /v1/query":                  a.read(a.deps.Query.ServeHTTPAccess, queryConfined),
 		"GET /v1/tables":                  a.listTables,
 		"GET /v1/tables/{table}":          a.getTable,
 		"POST /v1/ops/sql":                a.opsSQL,
@@ -151,12 +153,12 @@ func (a *API) Routes(mux *http.ServeMux) error {
 	}
 	if a.deps.Pipes != nil {
 		routes["GET /v1/pipes"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) }
-		pipe := a.read(a.deps.Pipes.ServeHTTPAllow, pipeConfined)
+		pipe := a.read(a.deps.Pipes.ServeHTTPAccess, pipeConfined)
 		routes["GET /v1/pipes/{name}"] = pipe
 		routes["POST /v1/pipes/{name}"] = pipe
 	}
 	if a.deps.Stream != nil {
-		routes["GET /v1/stream/{table}"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Stream.ServeHTTP(w, r, a.tenant(r)) }
+		routes["GET /v1/stream/{table}"] = a.stream
 	}
 	if a.deps.SettingsReload != nil {
 		routes["POST /v1/ops/settings/reload"] = a.deps.SettingsReload.ServeHTTP
@@ -211,9 +213,9 @@ func (a *API) storeErr(err error, table string) *httpx.Error {
 	}
 }
 
-// readServer serves a read route (a query or a pipe) for tenant, whose tables live in target;
-// allow, when not nil, is the table check of the caller's key.
-type readServer func(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allow func(string) bool)
+// readServer serves a read route (a query or a pipe) for tenant, whose tables live in target,
+// restricted as the caller's credential says.
+type readServer func(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, acc query.Access)
 
 // read serves a read route under one of the tenant's concurrent-query slots. confined says
 // whether the caller's key is checked against the tables the SQL reads.
@@ -229,11 +231,8 @@ func (a *API) read(serve readServer, confined func(auth.Principal) bool) http.Ha
 			return
 		}
 		defer release()
-		var allow func(string) bool
-		if p, _ := auth.FromContext(r.Context()); confined(p) {
-			allow = p.AllowsTable
-		}
-		serve(w, r, tenant, target, allow)
+		p, _ := auth.FromContext(r.Context())
+		serve(w, r, tenant, target, a.access(r.Context(), p, target, confined(p)))
 	}
 }
 

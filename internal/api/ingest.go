@@ -138,10 +138,20 @@ func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, keyed *keyedRec
 // A request with no valid row is refused, partial or not.
 func (a *API) validate(call ingestCall) (request.Result, *httpx.Error) {
 	opts := request.Options{Partial: call.partial}
-	res, herr := request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), call.cols, a.cfg.Limits, opts)
+	parse := func(cols []store.Column) (request.Result, *httpx.Error) {
+		b, herr := boundPolicy(call.ctx, call.table, cols)
+		if herr != nil {
+			return request.Result{}, herr
+		}
+		if b != nil {
+			opts.Policy = b
+		}
+		return request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), cols, a.cfg.Limits, opts)
+	}
+	res, herr := parse(call.cols)
 	if mentionsUnknownColumn(res, herr) {
 		if fresh, err := a.deps.Schema.Refresh(call.ctx, call.target, call.table); err == nil && len(fresh) != len(call.cols) {
-			res, herr = request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), fresh, a.cfg.Limits, opts)
+			res, herr = parse(fresh)
 		}
 	}
 	if herr != nil {

@@ -32,10 +32,15 @@ func (a *API) getTable(w http.ResponseWriter, r *http.Request) {
 		a.storeError(w, err, table)
 		return
 	}
-	out := make([]columnView, len(cols))
-	for i, c := range cols {
-		out[i] = columnView{Name: c.Name, Type: c.TypeName, Default: string(c.DefaultKind), Expression: c.DefaultExpr,
-			Writable: c.Writable(), Required: c.Required(), Nullable: c.Nullable(), Supported: c.Type != nil && c.Type.Supported()}
+	p, _ := auth.FromContext(r.Context())
+	pol := p.Policy(table)
+	out := make([]columnView, 0, len(cols))
+	for _, c := range cols {
+		if pol != nil && !pol.Reads(c.Name) {
+			continue // a column the token's role may not read is not shown either
+		}
+		out = append(out, columnView{Name: c.Name, Type: c.TypeName, Default: string(c.DefaultKind), Expression: c.DefaultExpr,
+			Writable: c.Writable(), Required: c.Required(), Nullable: c.Nullable(), Supported: c.Type != nil && c.Type.Supported()})
 	}
 	httpx.WriteJSON(w, http.StatusOK, map[string]any{"name": table, "database": target.Database, "columns": out})
 }

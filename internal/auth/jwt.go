@@ -9,6 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/wavehouse/wavehouse/internal/policy"
 	"github.com/wavehouse/wavehouse/internal/settings"
 )
 
@@ -45,7 +46,8 @@ func (a *Authenticator) verifyJWT(ctx context.Context, token string) (Principal,
 		return Principal{}, ErrUnknownRole
 	}
 	sub, _ := claims.GetSubject()
-	return Principal{Tenant: tenant.Name, Subject: sub, Role: roleName, Scopes: role.Scopes, Tables: role.Tables, Token: true}, nil
+	return Principal{Tenant: tenant.Name, Subject: sub, Role: roleName, Scopes: role.Scopes, Tables: role.Tables, Token: true,
+		Claims: policy.Claims(claims), Policies: role.Policies, MaxRows: role.MaxRows, MaxExecutionTime: role.MaxExecutionTime}, nil
 }
 
 // verificationKeys returns the keys that may have signed t: the tenant's HS256 secrets, or the

@@ -3,6 +3,9 @@ package auth
 import (
 	"context"
 	"slices"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/policy"
 )
 
 // Principal is who a request acts as, derived from its credential.
@@ -19,6 +22,13 @@ type Principal struct {
 	Subject, Role string
 	// Token is true for a JWT principal.
 	Token bool
+	// Claims are a JWT's verified claims; nil for API keys.
+	Claims policy.Claims
+	// Policies are the JWT role's row and column policies by table (docs/jwt.md#policies).
+	Policies map[string]*policy.Table
+	// MaxRows and MaxExecutionTime are the JWT role's query limits (0: the tenant's).
+	MaxRows          uint64
+	MaxExecutionTime time.Duration
 	// Operator is true for the operator key.
 	Operator bool
 	// Anonymous is true when no keys are configured and the listener allows anonymous access.
@@ -55,3 +65,6 @@ func TenantFromContext(ctx context.Context) string {
 	p, _ := FromContext(ctx)
 	return p.Tenant
 }
+
+// Policy returns the principal's policy on table, nil when it reads the table without one.
+func (p Principal) Policy(table string) *policy.Table { return p.Policies[table] }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/cache"
 	"github.com/wavehouse/wavehouse/internal/httpx"
+	"github.com/wavehouse/wavehouse/internal/policy"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/tracing"
 )
@@ -73,6 +74,12 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant strin
 // ServeHTTPAllow answers POST /v1/query like ServeHTTP for a principal restricted to the
 // tables allowTable accepts (see Request.AllowTable); nil means unrestricted.
 func (s *Service) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allowTable func(table string) bool) {
+	s.ServeHTTPAccess(w, r, tenant, target, Access{AllowTable: allowTable})
+}
+
+// ServeHTTPAccess answers POST /v1/query like ServeHTTP for a caller whose credential restricts
+// it as acc says.
+func (s *Service) ServeHTTPAccess(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, acc Access) {
 	raw, err := s.readBody(r)
 	var p *prepared
 	if err == nil {
@@ -91,9 +98,9 @@ func (s *Service) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant 
 	req := p.req
 	req.NoCache = strings.Contains(r.Header.Get("Cache-Control"), "no-cache") ||
 		(r.URL.RawQuery != "" && r.URL.Query().Get("cache") == "false")
-	req.AllowTable = allowTable
+	acc.Apply(&req)
 	var digest *cache.QueryDigest
-	if p.info.err == nil {
+	if p.info.err == nil && req.Policy == nil && req.MaxRows == p.req.MaxRows {
 		digest = &p.digest
 	}
 	s.serve(w, r.Context(), tenant, target, req, p.info, digest)
@@ -178,6 +185,14 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 	if err := check(req, info); err != nil {
 		s.writeError(w, err)
 		return
+	}
+	if req.Policy != nil {
+		var err error
+		if req, err = applyPolicy(req); err != nil {
+			s.writeError(w, err)
+			return
+		}
+		info, digest = s.sqlInfo(req.SQL), nil
 	}
 	if err := checkTables(req, info, target.Database); err != nil {
 		s.writeError(w, err)
@@ -283,6 +298,10 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 }
 
 func (s *Service) writeError(w http.ResponseWriter, err error) {
+	if e, ok := policy.HTTPError(err); ok {
+		httpx.WriteError(w, e)
+		return
+	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, ErrTableNotAllowed):

@@ -48,6 +48,9 @@ func newBounds(lim Limits, req Request) bounds {
 	if req.MaxRows > 0 && (lim.MaxRows == 0 || req.MaxRows < lim.MaxRows) {
 		b.store.MaxResultRows, b.rowsLimit = req.MaxRows, "max_rows"
 	}
+	if d := req.MaxExecutionTime; d > 0 && (lim.MaxExecutionTime == 0 || d < lim.MaxExecutionTime) {
+		b.store.MaxExecutionTime = d
+	}
 	if req.TTL > 0 {
 		b.ttl = req.TTL
 	}

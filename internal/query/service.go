@@ -89,6 +89,13 @@ type Request struct {
 	// anything runs or is served from the cache. A query whose tables the scanner cannot
 	// determine, or that reads another database's table, is refused. See ErrTableNotAllowed.
 	AllowTable func(table string) bool
+	// Policy, when not nil, rewrites the SQL before anything runs or is served from the cache
+	// (policy.Rewrite for an end user's role): the result, with the parameters it adds, is
+	// the query that runs and the one the cache key is made of. A request may not bind a
+	// parameter of its own named like one the rewrite adds.
+	Policy func(sql string) (string, []store.Param, error)
+	// MaxExecutionTime lowers the tenant's time limit for this query (0: the tenant's).
+	MaxExecutionTime time.Duration
 }
 
 // Service runs queries through the cache.

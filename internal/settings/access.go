@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wavehouse/wavehouse/internal/policy"
 )
 
 // JWT defaults and bounds.
@@ -46,10 +48,17 @@ type JWT struct {
 	Roles map[string]Role
 }
 
-// Role is what a token with that role may do: the same scopes and tables as an API key.
+// Role is what a token with that role may do: the same scopes and tables as an API key, query
+// limits lower than the tenant's, and row and column policies per table.
 type Role struct {
 	Scopes []Scope
 	Tables []string
+	// MaxRows and MaxExecutionTime lower the tenant's max_result_rows and max_execution_time
+	// for the role's queries (0: the tenant's).
+	MaxRows          uint64
+	MaxExecutionTime time.Duration
+	// Policies are the role's policies by table; every table of a policy is one of Tables.
+	Policies map[string]*policy.Table
 }
 
 // CORS is the cross-origin policy of a tenant: which browser origins may call the API with the
@@ -154,8 +163,18 @@ type jwtFile struct {
 }
 
 type roleFile struct {
-	Scopes []string `yaml:"scopes"`
-	Tables []string `yaml:"tables"`
+	Scopes           []string              `yaml:"scopes"`
+	Tables           []string              `yaml:"tables"`
+	MaxRows          int64                 `yaml:"max_rows"`
+	MaxExecutionTime string                `yaml:"max_execution_time"`
+	Policies         map[string]policyFile `yaml:"policies"`
+}
+
+type policyFile struct {
+	Columns     []string          `yaml:"columns"`
+	DenyColumns []string          `yaml:"deny_columns"`
+	Filter      string            `yaml:"filter"`
+	Set         map[string]string `yaml:"set"`
 }
 
 type corsFile struct {
@@ -254,9 +273,70 @@ func validateJWT(jf *jwtFile, at findingAt) (*JWT, []Finding) {
 				add("roles", "roles.%s.tables: %q is not a table name", name, tb)
 			}
 		}
+		validateRoleLimits(&r, rf, name, add)
+		r.Policies = validatePolicies(rf, name, add)
 		j.Roles[name] = r
 	}
 	return j, fs
+}
+
+func validateRoleLimits(r *Role, rf roleFile, name string, add func(field, format string, args ...any)) {
+	if rf.MaxRows < 0 {
+		add("roles", "roles.%s.max_rows: %d: want a positive number of rows", name, rf.MaxRows)
+	}
+	r.MaxRows = uint64(max(rf.MaxRows, 0))
+	if rf.MaxExecutionTime != "" {
+		d, err := parseDuration(rf.MaxExecutionTime)
+		if err != nil || d <= 0 {
+			add("roles", "roles.%s.max_execution_time: %q: want a duration such as 5s", name, rf.MaxExecutionTime)
+		}
+		r.MaxExecutionTime = d
+	}
+}
+
+// validatePolicies checks a role's policies: each names a table of the role's tables (a role
+// with policies lists its tables, so that no view or other table reads around a policy),
+// column names, a filter that parses and set values of the form {claim:name}.
+func validatePolicies(rf roleFile, name string, add func(field, format string, args ...any)) map[string]*policy.Table {
+	if len(rf.Policies) == 0 {
+		return nil
+	}
+	out := map[string]*policy.Table{}
+	for _, tb := range slices.Sorted(maps.Keys(rf.Policies)) {
+		pf := rf.Policies[tb]
+		at := fmt.Sprintf("roles.%s.policies.%s", name, tb)
+		if !slices.Contains(rf.Tables, tb) {
+			add("roles", "%s: %s is not one of roles.%s.tables; a role with policies lists every table it reads", at, tb, name)
+		}
+		p := &policy.Table{Columns: pf.Columns, DenyColumns: pf.DenyColumns, Set: map[string]string{}}
+		if len(pf.Columns) > 0 && len(pf.DenyColumns) > 0 {
+			add("roles", "%s: give columns (allowed) or deny_columns, not both", at)
+		}
+		for _, c := range slices.Concat(pf.Columns, pf.DenyColumns, slices.Collect(maps.Keys(pf.Set))) {
+			if !tableRE.MatchString(c) {
+				add("roles", "%s: %q is not a column name", at, c)
+			}
+		}
+		if pf.Filter != "" {
+			f, err := policy.ParseFilter(pf.Filter)
+			if err != nil {
+				add("roles", "%s.filter: %v", at, err)
+			}
+			p.Filter = f
+		}
+		for _, col := range slices.Sorted(maps.Keys(pf.Set)) {
+			v := strings.TrimSpace(pf.Set[col])
+			claim, ok := strings.CutPrefix(v, "{claim:")
+			claim, ok2 := strings.CutSuffix(claim, "}")
+			if !ok || !ok2 || strings.TrimSpace(claim) == "" {
+				add("roles", "%s.set.%s: %q: want {claim:name}", at, col, v)
+				continue
+			}
+			p.Set[col] = strings.TrimSpace(claim)
+		}
+		out[tb] = p
+	}
+	return out
 }
 
 func validateCORS(cf *corsFile, at findingAt) (*CORS, []Finding) {

@@ -106,3 +106,54 @@ func TestAccessSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestRolePolicies(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "hs")
+	if err := os.WriteFile(secret, []byte(strings.Repeat("s", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(roles string) error {
+		if err := os.MkdirAll(filepath.Join(dir, "tenants"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := "database: a\njwt:\n  issuer: https://idp/\n  audience: wh\n  secret_files: [" + secret + "]\n  roles:\n" + roles
+		if err := os.WriteFile(filepath.Join(dir, "tenants", "a.yaml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir, time.Now())
+		return err
+	}
+	ok := `    c:
+      scopes: [query, ingest]
+      tables: [orders]
+      max_rows: 10
+      max_execution_time: 2s
+      policies:
+        orders: {deny_columns: [secret], filter: "owner = {claim:sub}", set: {owner: "{claim:sub}"}}
+`
+	if err := write(ok); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := Load(dir, time.Now())
+	a, _ := snap.Tenant("a")
+	r := a.JWT.Roles["c"]
+	if p := r.Policies["orders"]; r.MaxRows != 10 || r.MaxExecutionTime != 2*time.Second || p == nil || p.Set["owner"] != "sub" ||
+		p.Filter.String() != "owner = {claim:sub}" || len(p.DenyColumns) != 1 {
+		t.Errorf("role c: %+v", r)
+	}
+	bad := `    c:
+      scopes: [query]
+      max_rows: -1
+      max_execution_time: soon
+      policies:
+        orders: {columns: [id], deny_columns: [secret], filter: "owner = ", set: {owner: sub, "bad col": "{claim:x}"}}
+`
+	err := write(bad)
+	for _, want := range []string{"roles.c.policies.orders: orders is not one of roles.c.tables", "not both", "policies.orders.filter",
+		"set.owner: \"sub\": want {claim:name}", "\"bad col\" is not a column name", "max_rows", "max_execution_time"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("findings lack %q: %v", want, err)
+		}
+	}
+}

@@ -86,6 +86,19 @@ type view struct {
 	columns []string
 	// where lists equality conditions that must all hold.
 	where []cond
+	// rows, when not nil, is the caller's row policy: only its readable columns are sent, and
+	// only rows it matches.
+	rows RowPolicy
+}
+
+// RowPolicy is an end user's policy on a table (a *policy.Bound): which columns it reads and
+// which rows it sees. A stream applies it to every row before sending.
+type RowPolicy interface {
+	// Readable reports whether the caller reads column col.
+	Readable(col string) bool
+	// Match reports whether the caller sees a row; get returns a column's canonical value and
+	// false when the row lacks the column.
+	Match(get func(col string) (json.RawMessage, bool)) bool
 }
 
 // cond is one ?where.col=value condition.
@@ -94,7 +107,7 @@ type cond struct {
 	value  string
 }
 
-func (v view) plain() bool { return len(v.columns) == 0 && len(v.where) == 0 }
+func (v view) plain() bool { return len(v.columns) == 0 && len(v.where) == 0 && v.rows == nil }
 
 // render returns the SSE frame of ev under v and how many rows it carries;
 // it returns nil when no row is left (the subscriber then only remembers
@@ -139,7 +152,7 @@ func (ev *event) renderView(v view) ([]byte, int) {
 			continue
 		}
 		for _, row := range seg.rows {
-			if !matches(row, whereIdx, v.where) {
+			if !matches(row, whereIdx, v.where) || v.rows != nil && !v.rows.Match(seg.getter(row)) {
 				continue
 			}
 			if n > 0 {
@@ -184,9 +197,11 @@ func (s *segment) plan(v view) (idx, whereIdx []int, ok bool) {
 		whereIdx = append(whereIdx, i)
 	}
 	if len(v.columns) == 0 {
-		idx = make([]int, len(s.columns))
-		for i := range idx {
-			idx[i] = i
+		idx = make([]int, 0, len(s.columns))
+		for i, c := range s.columns {
+			if v.rows == nil || v.rows.Readable(c) {
+				idx = append(idx, i)
+			}
 		}
 		return idx, whereIdx, true
 	}
@@ -196,6 +211,18 @@ func (s *segment) plan(v view) (idx, whereIdx []int, ok bool) {
 		}
 	}
 	return idx, whereIdx, true
+}
+
+// getter returns the column lookup of one of the segment's rows.
+func (s *segment) getter(row []json.RawMessage) func(string) (json.RawMessage, bool) {
+	return func(col string) (json.RawMessage, bool) {
+		for i, c := range s.columns {
+			if c == col {
+				return row[i], true
+			}
+		}
+		return nil, false
+	}
 }
 
 // matches reports whether row satisfies every condition. A JSON string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,11 +67,38 @@ func parseRequest(r *http.Request, tenant string) (request, *httpx.Error) {
 	return req, nil
 }
 
+// deniedColumn refuses a view naming a column its row policy does not read: a ?where. on it
+// would tell its values apart by which rows arrive.
+func deniedColumn(v view) *httpx.Error {
+	names := slices.Clone(v.columns)
+	for _, c := range v.where {
+		names = append(names, c.column)
+	}
+	for _, c := range names {
+		if !v.rows.Readable(c) {
+			return &httpx.Error{Status: http.StatusForbidden, Code: "policy.column_denied",
+				Message: "this token's role may not read column " + strconv.Quote(c) + " of the table"}
+		}
+	}
+	return nil
+}
+
 // ServeHTTP streams tenant's table (the {table} path value) as SSE until
 // the client goes away, the service closes, or the stream ends under the
 // slow-subscriber policy. The tenant comes from the caller's credential.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant string) {
+	s.ServeHTTPPolicy(w, r, tenant, nil)
+}
+
+// ServeHTTPPolicy is ServeHTTP for a caller under a row policy (nil: none): rows it does not
+// match are never sent, columns it may not read are left out, and naming such a column in
+// ?columns= or ?where. is refused with 403 policy.column_denied before the stream opens.
+func (s *Service) ServeHTTPPolicy(w http.ResponseWriter, r *http.Request, tenant string, rows RowPolicy) {
 	req, herr := parseRequest(r, tenant)
+	if herr == nil && rows != nil {
+		req.view.rows = rows
+		herr = deniedColumn(req.view)
+	}
 	if herr != nil {
 		s.metrics.rejected.WithLabelValues("invalid").Inc()
 		httpx.WriteError(w, *herr)

@@ -12,22 +12,55 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// binaryPath is the wavehouse binary TestMain builds for the tests that run the gateway.
+var binaryPath string
+
+func TestMain(m *testing.M) {
+	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "browser", LeakCheck: true}, &binaryPath))
+}
+
+// chromium returns the path of the chromium binary; without one the test is skipped (failed
+// under CI=true).
+func chromium(t *testing.T) (string, bool) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		testsvc.Missing(t, "chromium is not installed (apt-get install -y chromium)")
+		return "", false
+	}
+	return bin, true
+}
+
+// startChromium loads url in a headless Chromium that dumps the DOM once the page has loaded
+// (a page holds its load event with a script the test answers late, to keep the browser
+// running until it reported). exited receives the process's end; out collects its output.
+func startChromium(ctx context.Context, t *testing.T, bin, url string) (exited chan error, out *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-dev-shm-usage", "--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", url)
+	out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, out
+}
 
 const page = `<!doctype html>
 <html><head><title>stream</title></head><body>
@@ -96,9 +129,8 @@ func (w *cutWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
 func (w *cutWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func TestEventSourceResumesWithoutGap(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		testsvc.Missing(t, "chromium is not installed (apt-get install -y chromium)")
+	bin, ok := chromium(t)
+	if !ok {
 		return
 	}
 	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 1, TenantMaxBytes: -1}, embeddedmq.Deps{})
@@ -196,15 +228,7 @@ func TestEventSourceResumesWithoutGap(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-dev-shm-usage", "--no-first-run", "--user-data-dir="+t.TempDir(), "--dump-dom", hs.URL+"/")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited, out := startChromium(ctx, t, bin, hs.URL+"/")
 
 	// Records published after the browser reconnected reach it live.
 	select {

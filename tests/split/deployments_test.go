@@ -157,7 +157,7 @@ func composeGateways(t *testing.T) []shippedGateway {
 				t.Errorf("%s: does not mount and use /etc/nats/nats.conf", name)
 				continue
 			}
-			checkNATSConfig(t, conf, nil)
+			checkNATSConfig(t, conf, natsConfigEnv())
 		case len(svc.Command) > 0 && svc.Command[0] == "serve":
 			role := strings.TrimRight(name, "-0123456789")
 			roles[role]++
@@ -202,7 +202,8 @@ func composeGateways(t *testing.T) []shippedGateway {
 // TestKubernetesSplit checks deployments/kubernetes: one Deployment and one Service per role,
 // each Deployment's config (from the ConfigMap) passes `wavehouse config check` with the pod's
 // WH_* variables and runs exactly its role, the NATS ConfigMap carries
-// deployments/nats/kubernetes.conf and that config passes `nats-server -t`, and every resource
+// deployments/nats/kubernetes.conf and the NATS users deployments/nats/kubernetes-users.conf and
+// that config passes `nats-server -t`, and every resource
 // of the kustomization exists. Every file a role config names must be mounted by its Deployment.
 func TestKubernetesSplit(t *testing.T) { kubernetesGateways(t) }
 
@@ -355,10 +356,17 @@ func kubernetesGateways(t *testing.T) []shippedGateway {
 	if nats.Data["nats.conf"] != string(want) {
 		t.Error("ConfigMap nats-config nats.conf differs from deployments/nats/kubernetes.conf")
 	}
+	users, err := os.ReadFile(filepath.Join(repoRoot, natsUsersFiles["kubernetes"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nats.Data["kubernetes-users.conf"] != string(users) {
+		t.Error("ConfigMap nats-config kubernetes-users.conf differs from " + natsUsersFiles["kubernetes"])
+	}
 	if _, ok := objects["StatefulSet/nats"]; !ok {
 		t.Error("no StatefulSet nats")
 	}
-	checkNATSConfig(t, filepath.Join(repoRoot, "deployments", "nats", "kubernetes.conf"), []string{"POD_NAME=nats-0"})
+	checkNATSConfig(t, filepath.Join(repoRoot, "deployments", "nats", "kubernetes.conf"), append(natsConfigEnv(), "POD_NAME=nats-0"))
 	return gateways
 }
 

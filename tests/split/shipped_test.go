@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/splitdeploy"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -51,6 +52,11 @@ func (g shippedGateway) pathEnv(t *testing.T) []string {
 				SecretAccessKeyFile string `yaml:"secret_access_key_file"`
 			} `yaml:"dynamodb"`
 		} `yaml:"dedupe"`
+		MQ struct {
+			NATS struct {
+				PasswordFile string `yaml:"password_file"`
+			} `yaml:"nats"`
+		} `yaml:"mq"`
 	}
 	if err := yaml.Unmarshal(raw, &c); err != nil {
 		t.Fatalf("%s: %v", g.Name, err)
@@ -61,6 +67,7 @@ func (g shippedGateway) pathEnv(t *testing.T) []string {
 		"WH_STORE_CLICKHOUSE_PASSWORD_FILE":         c.Store.ClickHouse.PasswordFile,
 		"WH_DEDUPE_DYNAMODB_ACCESS_KEY_ID_FILE":     c.Dedupe.DynamoDB.AccessKeyIDFile,
 		"WH_DEDUPE_DYNAMODB_SECRET_ACCESS_KEY_FILE": c.Dedupe.DynamoDB.SecretAccessKeyFile,
+		"WH_MQ_NATS_PASSWORD_FILE":                  c.MQ.NATS.PasswordFile,
 	} {
 		if p == "" {
 			continue
@@ -94,6 +101,10 @@ type kubeVolume struct {
 	Name   string `yaml:"name"`
 	Secret *struct {
 		SecretName string `yaml:"secretName"`
+		Items      []struct {
+			Key  string `yaml:"key"`
+			Path string `yaml:"path"`
+		} `yaml:"items"`
 	} `yaml:"secret"`
 	ConfigMap *struct {
 		Name  string `yaml:"name"`
@@ -112,6 +123,16 @@ func (v kubeVolume) materialize(t *testing.T, data func(kind, name string) map[s
 	switch {
 	case v.Secret != nil:
 		files = data("Secret", v.Secret.SecretName)
+		if len(v.Secret.Items) > 0 {
+			all := files
+			files = map[string]string{}
+			for _, it := range v.Secret.Items {
+				if _, ok := all[it.Key]; !ok {
+					t.Errorf("volume %s: Secret %s has no key %s", v.Name, v.Secret.SecretName, it.Key)
+				}
+				files[it.Path] = all[it.Key]
+			}
+		}
 	case v.ConfigMap != nil:
 		all := data("ConfigMap", v.ConfigMap.Name)
 		files = all
@@ -148,7 +169,9 @@ func mergeData(data, stringData map[string]string) map[string]string {
 // TestShippedConfigsBoot boots every shipped role config (compose and Kubernetes) as a plain
 // process against the test services. Only addresses, paths and namespaces are rewritten
 // (listeners on loopback port 0, the servers', the queue's prefix and replicas, files from the
-// deployment's mounts); the security settings stay as shipped. Every process becomes ready; on
+// deployment's mounts); the security settings stay as shipped, and the NATS server enforces the
+// users `wavehouse mq permissions` generates for the config (the role connects as its own user
+// with the shipped password). Every process becomes ready; on
 // each api process a request without a key to /v1/ops/sql is refused 401, the shipped operator
 // key runs operator SQL, and operator SQL reading the host's files is refused. The shipped
 // healthcheck (compose) or readiness probe (Kubernetes) command, with its paths mapped and the
@@ -159,10 +182,9 @@ func TestShippedConfigsBoot(t *testing.T) {
 		t.FailNow()
 	}
 	srv := struct {
-		ch          *testsvc.ClickHouse
-		nats, redis string
-		dyn         string
-	}{testsvc.ClickHouseServer(t), testsvc.NATSServer(t).URL, testsvc.RedisServer(t).Addr, testsvc.DynamoDBServer(t).Endpoint}
+		ch         *testsvc.ClickHouse
+		redis, dyn string
+	}{testsvc.ClickHouseServer(t), testsvc.RedisServer(t).Addr, testsvc.DynamoDBServer(t).Endpoint}
 	empty, creds := filepath.Join(t.TempDir(), "empty"), filepath.Join(t.TempDir(), "creds")
 	for path, content := range map[string]string{empty: "", creds: "shipped\n"} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -182,10 +204,11 @@ func TestShippedConfigsBoot(t *testing.T) {
 			env = append(env,
 				"WH_SERVER_LISTEN=127.0.0.1:0", "WH_OPS_LISTEN=127.0.0.1:0", "WH_DATA_DIR="+filepath.Join(t.TempDir(), "data"),
 				"WH_STORE_CLICKHOUSE_ADDRS="+srv.ch.NativeAddr, "WH_STORE_CLICKHOUSE_USER=default", "WH_STORE_CLICKHOUSE_PASSWORD_FILE="+empty,
-				"WH_MQ_NATS_URLS="+srv.nats, "WH_MQ_PREFIX="+prefix, "WH_MQ_NATS_REPLICAS=1", "WH_MQ_NATS_MANAGE_TOPOLOGY=true",
+				"WH_MQ_PREFIX="+prefix, "WH_MQ_NATS_REPLICAS=1", "WH_MQ_NATS_MANAGE_TOPOLOGY=true",
 				"WH_CACHE_REDIS_ADDRS="+srv.redis, "WH_CACHE_REDIS_KEY_PREFIX="+prefix+":",
 				"WH_DEDUPE_DYNAMODB_ENDPOINT="+srv.dyn, "WH_DEDUPE_DYNAMODB_TABLE="+prefix, "WH_DEDUPE_DYNAMODB_CREATE_TABLE=true",
 				"WH_DEDUPE_DYNAMODB_ACCESS_KEY_ID_FILE="+creds, "WH_DEDUPE_DYNAMODB_SECRET_ACCESS_KEY_FILE="+creds)
+			env = append(env, "WH_MQ_NATS_URLS="+shippedNATS(t, g, env))
 			p := gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{Name: g.Name, Binary: binaryPath,
 				Args: []string{"serve", "--config", g.Config}, Env: env, Dir: t.TempDir(), ListenAddrs: true})
 			checkShippedHealth(t, g, p, env)
@@ -262,4 +285,24 @@ func checkShippedHealth(t *testing.T, g shippedGateway, p *gatewaybin.Process, e
 	if code, out := runBinary(t, env, args...); code != 1 {
 		t.Errorf("%s: healthcheck %q of a stopped process: exit %d, want 1\n%s", g.Name, g.Health, code, out)
 	}
+}
+
+// shippedNATS starts a private nats-server enforcing the NATS users `wavehouse mq permissions`
+// generates for g's config under env, the password of g's role user being the one g's
+// mq.nats.password_file holds, and returns its URL.
+func shippedNATS(t *testing.T, g shippedGateway, env []string) string {
+	t.Helper()
+	users := filepath.Join(t.TempDir(), "users.conf")
+	if err := os.WriteFile(users, splitdeploy.Permissions(t, binaryPath, env, "--config", g.Config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, pwFile := natsUser(t, g)
+	host, _ := g.hostPath(pwFile)
+	pw, err := os.ReadFile(host)
+	if err != nil {
+		t.Fatalf("%s: mq.nats.password_file: %v", g.Name, err)
+	}
+	natsEnv := natsConfigEnv() // the other roles' users: any password
+	natsEnv = append(natsEnv, "WH_NATS_"+strings.ToUpper(g.Role)+"_PASSWORD="+strings.TrimSpace(string(pw)))
+	return testsvc.StartNATS(t, testsvc.WithNATSConfig(users), testsvc.WithNATSEnv(natsEnv...)).URL
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/splitdeploy"
-	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // splitTable is the table every split test ingests into.
@@ -61,14 +60,14 @@ func (top *topology) sweeper(t *testing.T, name string) *proc {
 }
 
 // TestSplitProcesses runs 2 api, 2 ingest and 2 sweeper processes over one NATS JetStream
-// server, Redis, dynalite and ClickHouse; ingests through both api processes; kills -9 one
-// ingest process and the sweeper holding the lease mid-load and restarts them. Every row that
-// got a 2xx must reach ClickHouse; at every sample at most one sweeper holds the lease and
-// tokens increase across takeovers; the queue's history is trimmed while nothing unacknowledged
+// server enforcing the generated per-role permissions (each role its own user), Redis, dynalite
+// and ClickHouse; ingests through both api processes; kills -9 one ingest process and the
+// sweeper holding the lease mid-load and restarts them. Every row that got a 2xx must reach
+// ClickHouse; at every sample at most one sweeper holds the lease and tokens increase across takeovers; the queue's history is trimmed while nothing unacknowledged
 // is lost; and a query through one api is never stale after an insert through the other.
 func TestSplitProcesses(t *testing.T) {
-	nats := testsvc.StartNATS(t)
-	b := sharedBackends(t, []string{nats.URL}, 1)
+	b := sharedBackends(t, nil, 1)
+	nats := b.StartNATS(t, binaryPath)
 	top := startTopology(t, b)
 	leases := watchLeases(t, top.sweepers)
 	acks := newAckLog()
@@ -180,13 +179,14 @@ func requireSharedCache(t *testing.T, top *topology) {
 }
 
 // TestSplitNATSClusterFailover runs the same split deployment over a 3-node JetStream cluster
+// enforcing the generated per-role permissions,
 // with streams and the lease bucket at R3, kills -9 the server that leads the ingest stream
 // mid-load, and requires ingest to refuse only with 503 and Retry-After, briefly, before it
 // continues on the new leader; every row that got a 2xx to reach ClickHouse; and the lease
 // bucket to keep at most one holder throughout.
 func TestSplitNATSClusterFailover(t *testing.T) {
-	cluster := testsvc.StartNATSCluster(t, 3)
-	b := sharedBackends(t, cluster.URLs(), 3)
+	b := sharedBackends(t, nil, 3)
+	cluster := b.StartNATSCluster(t, binaryPath, 3)
 	top := startTopology(t, b)
 	leases := watchLeases(t, top.sweepers)
 	acks := newAckLog()

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // readIDs follows an SSE stream and sends the id of every rows event.
@@ -49,11 +47,12 @@ func readIDs(ctx context.Context, t *testing.T, url string, ids chan<- string) {
 	}
 }
 
-// TestSplitStreamEveryAPISeesEveryRow: two api processes over one NATS JetStream both stream
+// TestSplitStreamEveryAPISeesEveryRow: two api processes over one NATS JetStream (as the api
+// user, under the generated permissions) both stream
 // every row accepted through either of them, in the same order.
 func TestSplitStreamEveryAPISeesEveryRow(t *testing.T) {
-	nats := testsvc.NATSServer(t)
-	b := sharedBackends(t, []string{nats.URL}, 1)
+	b := sharedBackends(t, nil, 1)
+	b.StartNATS(t, binaryPath)
 	apis := []*proc{startProc(t, b, "api-1", roleAPI), startProc(t, b, "api-2", roleAPI)}
 	apis[0].sql(t, "CREATE TABLE "+splitTable+" (id String, n UInt64) ENGINE = MergeTree() ORDER BY id")
 	ctx, cancel := context.WithCancel(t.Context())

@@ -38,6 +38,12 @@ type issuer struct {
 // withHS256 gives tn a jwt block verifying HS256 with a fresh secret file.
 func withHS256(t *testing.T, tn *tenant) *issuer {
 	t.Helper()
+	return withHS256Roles(t, tn, matrixRoles)
+}
+
+// withHS256Roles is withHS256 with the given roles (YAML indented by four spaces).
+func withHS256Roles(t *testing.T, tn *tenant, roles string) *issuer {
+	t.Helper()
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -48,7 +54,7 @@ func withHS256(t *testing.T, tn *tenant) *issuer {
 	if err := os.WriteFile(p, append(is.HS, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tn.Extra += jwtBlock(is.Iss, "secret_files: ["+p+"]")
+	tn.Extra += jwtBlock(is.Iss, "secret_files: ["+p+"]", roles)
 	return is
 }
 
@@ -61,21 +67,33 @@ func withJWKS(t *testing.T, tn *tenant) *issuer {
 	}
 	is := &issuer{Tenant: tn.Name, Iss: "https://idp." + tn.Name + ".test/", RSA: k, JWKS: jwttest.NewJWKS(t)}
 	is.JWKS.Serve(t, map[string]any{"k1": &k.PublicKey})
-	tn.Extra += jwtBlock(is.Iss, fmt.Sprintf("jwks_url: %s\n  jwks_refresh: %s\n  jwks_min_interval: 200ms", is.JWKS.URL, jwtRefresh))
+	tn.Extra += jwtBlock(is.Iss, fmt.Sprintf("jwks_url: %s\n  jwks_refresh: %s\n  jwks_min_interval: 200ms", is.JWKS.URL, jwtRefresh), matrixRoles)
 	return is
 }
 
-func jwtBlock(iss, keys string) string {
+// matrixRoles are the roles of the isolation test's tokens: app acts like a key of three
+// scopes, narrow like a key restricted to the table other, and own reads and writes only the
+// events whose id is its sub claim, never their column n (docs/jwt.md#policies).
+const matrixRoles = `    app: {scopes: [ingest, query, stream]}
+    narrow: {scopes: [query], tables: [other]}
+    own:
+      scopes: [ingest, query, stream]
+      tables: [events]
+      policies:
+        events: {deny_columns: [n], filter: "id = {claim:sub}", set: {id: "{claim:sub}"}}
+`
+
+// jwtBlock is a tenant's jwt block for iss with the key lines keys and the roles (YAML indented
+// by four spaces), and a cors block for the tenant's subdomains.
+func jwtBlock(iss, keys, roles string) string {
 	return fmt.Sprintf(`jwt:
   issuer: %s
   audience: %s
   %s
   roles:
-    app: {scopes: [ingest, query, stream]}
-    narrow: {scopes: [query], tables: [other]}
-cors:
+%scors:
   origins: ["https://*.%s.test"]
-`, iss, jwtAudience, keys, strings.TrimSuffix(strings.TrimPrefix(iss, "https://idp."), ".test/"))
+`, iss, jwtAudience, keys, roles, strings.TrimSuffix(strings.TrimPrefix(iss, "https://idp."), ".test/"))
 }
 
 // claims are a valid token's claims for role, changed by edit.
@@ -108,7 +126,10 @@ func jwtCallers(t *testing.T, a, b *issuer) []caller {
 	for _, is := range []*issuer{a, b} {
 		cs = append(cs,
 			caller{Name: "JWT " + is.Tenant + "/app", Token: is.token(t, "app"), Key: &apiKey{Name: "jwt app", Tenant: is.Tenant, Scopes: "ingest,query,stream"}},
-			caller{Name: "JWT " + is.Tenant + "/narrow", Token: is.token(t, "narrow"), Key: &apiKey{Name: "jwt narrow", Tenant: is.Tenant, Scopes: "query", Tables: "other"}})
+			caller{Name: "JWT " + is.Tenant + "/narrow", Token: is.token(t, "narrow"), Key: &apiKey{Name: "jwt narrow", Tenant: is.Tenant, Scopes: "query", Tables: "other"}},
+			// The matrix ingests {"id":"matrix"}: the sub the own role forces into id.
+			caller{Name: "JWT " + is.Tenant + "/own (row policy)", Token: is.sign(t, is.claims("own", func(c jwt.MapClaims) { c["sub"] = "matrix" })),
+				Key: &apiKey{Name: "jwt own", Tenant: is.Tenant, Scopes: "ingest,query,stream", Tables: "events"}})
 	}
 	stray := &issuer{Tenant: a.Tenant, Iss: a.Iss, HS: []byte(strings.Repeat("stray", 8))}
 	otherKey := &issuer{Tenant: a.Tenant, Iss: a.Iss, RSA: b.RSA} // a's issuer, signed by b's JWKS key
@@ -142,6 +163,16 @@ func checkJWTData(t *testing.T, g *gateway, issuers ...*issuer) {
 		s.close()
 		if s := g.openStream(t, "", "events?token="+is.sign(t, is.claims("app", func(c jwt.MapClaims) { c["aud"] = "x" }))); s.Status != http.StatusUnauthorized {
 			t.Errorf("stream with a bad ?token= of %s: status %d, want 401", is.Tenant, s.Status)
+		}
+	}
+	for _, is := range issuers {
+		// own reads only the events whose id is its sub, and never their column n.
+		tok := is.sign(t, is.claims("own", func(c jwt.MapClaims) { c["sub"] = "row-of-" + is.Tenant }))
+		if got := g.ids(t, tok, "SELECT * FROM events ORDER BY id"); !slices.Equal(got, []string{"row-of-" + is.Tenant}) {
+			t.Errorf("query with a JWT of %s/own: ids %q, want only the row its sub names", is.Tenant, got)
+		}
+		if r := g.query(t, tok, "SELECT n FROM events"); r.Status != http.StatusForbidden || r.Code() != "policy.column_denied" {
+			t.Errorf("query of a denied column with a JWT of %s/own: %s, want 403 policy.column_denied", is.Tenant, r)
 		}
 	}
 	if out := g.proc.Output(); strings.Contains(out, "token=") {

@@ -45,6 +45,7 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 		return Result{}, herr
 	}
 	p.reset(cols, lim.MaxErrors)
+	p.setPolicy(opt.Policy)
 	p.out = make([]byte, 0, outCap(f.kind, len(data)))
 	total, herr := p.split(f, data, lim.MaxRows)
 	if herr != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
+	"github.com/wavehouse/wavehouse/internal/policy"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
@@ -53,6 +54,12 @@ type rows struct {
 	// line is the body line of the current CSV or TSV row, 0 for JSON.
 	line int
 	text textState
+
+	// pol is the insert policy (nil: none); forced holds its forced value per column, canon
+	// the canonical value each column got in the current row (nil: left to its default).
+	pol    InsertPolicy
+	forced [][]byte
+	canon  [][]byte
 
 	maxErrors          int
 	errs               []RowError
@@ -112,8 +119,48 @@ func (p *rows) release() {
 	}
 	p.segs = p.segs[:0]
 	p.out, p.errs, p.index, p.byCode = nil, nil, nil, nil
+	p.pol = nil
+	clear(p.forced)
+	clear(p.canon)
 	p.src = bodyReader{}
 	p.text.release()
+}
+
+// setPolicy installs an insert policy for the rows of the call (after reset).
+func (p *rows) setPolicy(pol InsertPolicy) {
+	p.pol = pol
+	if pol == nil {
+		return
+	}
+	p.forced = resize(p.forced, len(p.cols))
+	p.canon = resize(p.canon, len(p.cols))
+	for i, c := range p.cols {
+		p.forced[i] = nil
+		if v, ok := pol.Forced(c.name); ok {
+			p.forced[i] = v
+		}
+	}
+}
+
+// checkPolicy refuses the current row when it gave a forced column another value or fails
+// the policy's filter; canon holds its canonical values.
+func (p *rows) checkPolicy(row int) {
+	if p.rowErrs > 0 {
+		return
+	}
+	ok := p.pol.Match(func(col string) (json.RawMessage, bool) {
+		for i := range p.cols {
+			if p.cols[i].name == col {
+				return p.canon[i], p.canon[i] != nil
+			}
+		}
+		return nil, false
+	})
+	if !ok {
+		p.fail(row, policy.RowViolation, func() (string, string) {
+			return "", "the row does not pass the token's row filter, so its role may not insert it"
+		})
+	}
 }
 
 func resize[T any](s []T, n int) []T {
@@ -264,7 +311,14 @@ func (p *rows) finishRow(row int) {
 		}
 		var v []byte
 		given := p.stamp[c] == p.gen
-		if given {
+		var forced []byte
+		if p.pol != nil {
+			p.canon[c] = nil
+			forced = p.forced[c]
+		}
+		if forced != nil && !given {
+			v, given = forced, true
+		} else if given {
 			v = p.vals[c]
 			if v == nil {
 				// The text decoder already refused the value and reported why.
@@ -296,11 +350,25 @@ func (p *rows) finishRow(row int) {
 			p.valueError(row, col, v, err)
 			continue
 		}
+		if p.pol != nil {
+			val := out[len(p.out):]
+			if forced != nil && string(val) != string(forced) {
+				p.out = p.out[:mark]
+				p.fail(row, policy.RowForcedColumn, func() (string, string) {
+					return col.name, fmt.Sprintf("column %q is set from the token (%s); omit it or send that value", col.name, forced)
+				})
+				continue
+			}
+			p.canon[c] = val
+		}
 		p.out = out
 		p.sig[c>>6] |= 1 << (c & 63)
 		n++
 	}
 	p.out = append(p.out, ']')
+	if p.pol != nil {
+		p.checkPolicy(row)
+	}
 	if p.rowErrs == 0 && n == 0 {
 		p.fail(row, RowEmpty, func() (string, string) {
 			return "", "the row gives no insertable column; an insert must name at least one"

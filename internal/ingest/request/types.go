@@ -1,6 +1,10 @@
 package request
 
-import "github.com/wavehouse/wavehouse/internal/ingest/payload"
+import (
+	"encoding/json"
+
+	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+)
 
 // The default limits, used for every zero field of [Limits].
 const (
@@ -45,6 +49,20 @@ type Options struct {
 	// Partial accepts the valid rows of a request and reports the invalid ones, instead of
 	// refusing the whole request.
 	Partial bool
+	// Policy, when not nil, is an end user's insert policy: each row takes the forced values,
+	// a row giving another value there is refused (row code forced_column), and a row the
+	// policy does not match is refused (row code policy_violation).
+	Policy InsertPolicy
+}
+
+// InsertPolicy is what an end user's role forces and checks on the rows it inserts (a
+// *policy.Bound).
+type InsertPolicy interface {
+	// Forced returns the canonical value every row takes in column col.
+	Forced(col string) (json.RawMessage, bool)
+	// Match reports whether a row passes the role's filter; get returns a column's canonical
+	// value, false when the row leaves it to the server's default.
+	Match(get func(col string) (json.RawMessage, bool)) bool
 }
 
 // Result is what a successful Parse returns.

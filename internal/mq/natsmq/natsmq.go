@@ -90,6 +90,17 @@ func (q *Queue) open(ctx context.Context, metrics *jsmq.Metrics) (*jsmq.Queue, f
 	if err != nil {
 		return nil, nil, err
 	}
+	if log := q.deps.Log; log != nil {
+		// Asynchronous errors (a permissions violation above all: a call the NATS user of this
+		// role is not granted, see `wavehouse mq permissions`) go to the log, not to stderr.
+		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			log.Warn("mq: nats error", "error", err, "subscription", subject)
+		}))
+	}
 	nc, err := nats.Connect(strings.Join(c.URLs, ","), opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: connect to %s: %w", mq.ErrUnavailable, strings.Join(c.URLs, ","), err)

@@ -64,6 +64,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, tenant strin
 // unrestricted): the tables the pipe declares, or else the tables its SQL names, must pass
 // (query.Request.AllowTable).
 func (h *Handler) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, allowTable func(string) bool) {
+	h.ServeHTTPAccess(w, r, tenant, target, query.Access{AllowTable: allowTable})
+}
+
+// ServeHTTPAccess is ServeHTTP for a caller whose credential restricts it as acc says: the
+// table check of ServeHTTPAllow, and an end user's policies applied to the pipe's SQL.
+func (h *Handler) ServeHTTPAccess(w http.ResponseWriter, r *http.Request, tenant string, target store.Target, acc query.Access) {
 	name := r.PathValue("name")
 	p, ok := h.deps.Pipes.Pipes(tenant).Get(name)
 	if !ok {
@@ -87,7 +93,8 @@ func (h *Handler) ServeHTTPAllow(w http.ResponseWriter, r *http.Request, tenant 
 		return
 	}
 	req := query.Request{SQL: p.SQL, Params: params, Format: opts.format, MaxRows: opts.maxRows, NoCache: opts.noCache,
-		TTL: p.TTL, Tables: p.Tables, AllowTable: allowTable}
+		TTL: p.TTL, Tables: p.Tables}
+	acc.Apply(&req)
 	h.deps.Query.Serve(w, r.Context(), tenant, target, req)
 }
 

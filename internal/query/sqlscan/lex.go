@@ -28,6 +28,8 @@ type token struct {
 	text  string
 	value string
 	depth int // parenthesis depth before the token
+	// start and end are the token's byte offsets in the statement text.
+	start, end int
 }
 
 // Lexical errors.
@@ -184,7 +186,7 @@ func tokenize(sql string) ([]token, error) {
 			continue
 		}
 		text := sql[s.start:s.end]
-		t := token{text: text, depth: depth}
+		t := token{text: text, depth: depth, start: s.start, end: s.end}
 		switch c := text[0]; {
 		case c == '\'':
 			t.kind = tokString

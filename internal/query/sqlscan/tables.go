@@ -66,6 +66,16 @@ func Tables(sql string) (tables []Table, sure bool) {
 // scanTables finds the tables the tokens of a SELECT (or of the SELECT part of a statement)
 // read; see [Tables].
 func scanTables(stmt []token) (tables []Table, sure bool) {
+	s := scanRefs(stmt)
+	for tbl := range s.seen {
+		tables = append(tables, tbl)
+	}
+	slices.SortFunc(tables, func(a, b Table) int { return strings.Compare(a.String(), b.String()) })
+	return tables, s.sure
+}
+
+// scanRefs scans the tokens of a SELECT for table references; see [Tables].
+func scanRefs(stmt []token) *tableScan {
 	s := &tableScan{toks: stmt, sure: true, seen: map[Table]bool{}}
 	for i, t := range stmt {
 		switch {
@@ -79,7 +89,11 @@ func scanTables(stmt []token) (tables []Table, sure bool) {
 		case t.is("IN"):
 			if i+1 < len(stmt) && !stmt[i+1].isPunct("(") && !stmt[i+1].isPunct("[") &&
 				!(stmt[i+1].isPunct("{") && !namesIdentifier(stmt, i+1)) { // "x IN {set:Array(T)}" is a value
+				n := len(s.refs)
 				s.ref(i + 1) // "x IN t" reads table t.
+				if len(s.refs) > n {
+					s.refs[n].In = true
+				}
 			}
 		case t.kind == tokWord && i+1 < len(stmt) && stmt[i+1].isPunct("("):
 			name := strings.ToLower(t.text)
@@ -92,11 +106,7 @@ func scanTables(stmt []token) (tables []Table, sure bool) {
 			}
 		}
 	}
-	for tbl := range s.seen {
-		tables = append(tables, tbl)
-	}
-	slices.SortFunc(tables, func(a, b Table) int { return strings.Compare(a.String(), b.String()) })
-	return tables, s.sure
+	return s
 }
 
 // namesIdentifier reports whether the query parameter opening at toks[i] ("{name:Type}") may
@@ -114,14 +124,19 @@ type tableScan struct {
 	toks []token
 	sure bool
 	seen map[Table]bool
+	refs []Ref
 }
 
 // list reads a comma-separated FROM list starting at toks[i].
 func (s *tableScan) list(i int) {
 	for {
+		n := len(s.refs)
 		next, ok := s.ref(i)
 		if !ok {
 			return
+		}
+		if len(s.refs) > n {
+			s.decorate(&s.refs[n], next)
 		}
 		i = s.skipAlias(next)
 		if i < len(s.toks) && s.toks[i].isPunct(",") && s.toks[i].depth == s.toks[next-1].depth {
@@ -169,6 +184,7 @@ func (s *tableScan) ref(i int) (int, bool) {
 		return i, false
 	}
 	s.seen[tbl] = true
+	s.refs = append(s.refs, Ref{Table: tbl, Start: t.start, End: s.toks[i-1].end})
 	return i, true
 }
 

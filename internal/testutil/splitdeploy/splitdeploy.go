@@ -68,6 +68,8 @@ type Backends struct {
 	CredsDir    string // access key id and secret files for dynalite
 	// Idempotency turns on idempotency (dedupe.backend dynamodb) in every process's config.
 	Idempotency bool
+	// nats, when set (SecureNATS), gives every role its own NATS user.
+	nats *natsAuth
 }
 
 // New returns Backends over srv with a unique database (created now, dropped in t.Cleanup),
@@ -115,6 +117,10 @@ func (b *Backends) Config(name, role, dir string) string {
 	if b.Idempotency {
 		idem = "idempotency:\n  enabled: true\n"
 	}
+	user := ""
+	if pw := b.NATSPasswordFile(role); pw != "" {
+		user = fmt.Sprintf("    user: %s%s\n    password_file: %s\n", NATSUserPrefix, role, pw)
+	}
 	return fmt.Sprintf(`roles: %s
 instance_id: %s
 server:
@@ -143,7 +149,7 @@ mq:
   prefix: %s
   nats:
     urls: [%s]
-    replicas: %d
+%s    replicas: %d
     manage_topology: true
 cache:
   backend: redis
@@ -162,7 +168,7 @@ coord:
   backend: nats
   lease: 2s
 `, role, name, filepath.Join(dir, "data"), HistoryWindow, SweepInterval, idem,
-		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), user, b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
@@ -194,9 +200,11 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	if err := os.WriteFile(cfgPath, []byte(b.Config(name, role, dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Registered before the process's own cleanup, so it reads the log once the process stopped.
+	t.Cleanup(func() { checkNoPermissionViolation(t, name, filepath.Join(dir, "wavehouse.log")) })
 	p.Process = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
 		Name: name, Binary: binary, Args: []string{"serve", "--config", cfgPath},
-		Dir: dir, ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
+		Dir: dir, LogPath: filepath.Join(dir, "wavehouse.log"), ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
 	})
 	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p

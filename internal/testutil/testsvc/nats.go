@@ -32,6 +32,7 @@ type NATSOption func(*natsOptions)
 type natsOptions struct {
 	name  string
 	extra []string
+	env   []string
 }
 
 // WithNATSServerName sets the server name (-n); the default is a unique one.
@@ -42,6 +43,18 @@ func WithNATSServerName(name string) NATSOption {
 // WithNATSArgs appends raw nats-server command-line arguments.
 func WithNATSArgs(args ...string) NATSOption {
 	return func(o *natsOptions) { o.extra = append(o.extra, args...) }
+}
+
+// WithNATSConfig starts the server with the config file path (-c) under the command-line flags
+// testsvc sets (ports, store directory, name, cluster), e.g. an authorization block.
+func WithNATSConfig(path string) NATSOption {
+	return func(o *natsOptions) { o.extra = append(o.extra, "-c", path) }
+}
+
+// WithNATSEnv adds KEY=VALUE variables to the server's environment, e.g. the passwords its
+// config references as $VARIABLE.
+func WithNATSEnv(env ...string) NATSOption {
+	return func(o *natsOptions) { o.env = append(o.env, env...) }
 }
 
 // NATSServer returns the shared server named by WH_TEST_NATS_URL when it is
@@ -101,6 +114,7 @@ func StartNATS(t testing.TB, opts ...NATSOption) *NATSProcess {
 			name:    "nats-server",
 			bin:     bin,
 			args:    append(args, o.extra...),
+			env:     o.env,
 			dir:     dir,
 			logPath: filepath.Join(dir, "nats-server.log"),
 			ready: allOf(

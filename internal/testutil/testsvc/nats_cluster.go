@@ -24,13 +24,18 @@ type NATSCluster struct {
 // StartNATSCluster starts n fresh nats-server processes with JetStream,
 // clustered over loopback routes, each with its own store directory, and
 // waits until every node reports /healthz ok and knows the JetStream meta
-// leader. All nodes are stopped in t.Cleanup.
-func StartNATSCluster(t testing.TB, n int) *NATSCluster {
+// leader. All nodes are stopped in t.Cleanup. Of opts, WithNATSConfig, WithNATSArgs and
+// WithNATSEnv apply to every node; the names are the cluster's.
+func StartNATSCluster(t testing.TB, n int, opts ...NATSOption) *NATSCluster {
 	t.Helper()
 	if n < 1 {
 		t.Fatalf("testsvc: StartNATSCluster: n = %d, want ≥ 1", n)
 	}
 	bin := requireNATSBinary(t)
+	var o natsOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	name := UniqueName(t, "whc")
 	dirs := make([]string, n)
 	for i := range dirs {
@@ -42,7 +47,7 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 		if err != nil {
 			t.Fatalf("testsvc: NATS cluster: %v", err)
 		}
-		c := newNATSCluster(bin, name, dirs, ports)
+		c := newNATSCluster(bin, name, dirs, ports, o)
 		for _, node := range c.Nodes {
 			if err := node.p.spawn(); err != nil {
 				c.killAll()
@@ -67,7 +72,7 @@ func StartNATSCluster(t testing.TB, n int) *NATSCluster {
 
 // newNATSCluster builds (without starting) the nodes of a cluster using
 // three ports per node: client, monitoring and cluster.
-func newNATSCluster(bin, name string, dirs []string, ports []int) *NATSCluster {
+func newNATSCluster(bin, name string, dirs []string, ports []int, o natsOptions) *NATSCluster {
 	n := len(dirs)
 	routes := make([]string, n)
 	for i := range n {
@@ -81,14 +86,15 @@ func newNATSCluster(bin, name string, dirs []string, ports []int) *NATSCluster {
 		node.p = &process{
 			name: fmt.Sprintf("nats-server %s-%d", name, i),
 			bin:  bin,
-			args: []string{
+			args: append([]string{
 				"-js", "-sd", filepath.Join(dirs[i], "js"),
 				"-a", "127.0.0.1", "-p", fmt.Sprint(client), "-m", fmt.Sprint(mon),
 				"-n", fmt.Sprintf("%s-%d", name, i),
 				"--cluster_name", name,
 				"--cluster", "nats://" + hostPort(cluster),
 				"--routes", strings.Join(routes, ","),
-			},
+			}, o.extra...),
+			env:     o.env,
 			dir:     dirs[i],
 			logPath: filepath.Join(dirs[i], "nats-server.log"),
 			ready:   probeHTTP(node.MonitorURL+"/healthz?js-enabled-only=true", ""),

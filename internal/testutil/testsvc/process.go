@@ -40,6 +40,7 @@ type process struct {
 	name     string
 	bin      string
 	args     []string
+	env      []string // added to the test's environment (KEY=VALUE)
 	dir      string
 	logPath  string
 	moreLogs []string // other log files worth printing on failure
@@ -69,6 +70,9 @@ func (p *process) spawn() error {
 	fmt.Fprintf(logf, "=== testsvc: %s %s\n", p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Dir = p.dir
+	if len(p.env) > 0 {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	// Own process group, so signals reach any children of the server, and
