@@ -12,7 +12,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
-// Keyed records in shared frames (mq.Claim; docs/adr/0009). A frame holding
+// Keyed records in shared frames (mq.Claim; docs/adr/0012). A frame holding
 // claimed records carries a random message id, written to every claim before
 // the frame is published; a later attempt of one of its requests resolves the
 // id by storing a fence under it (an empty frame with hdrFence): JetStream's
