@@ -13,7 +13,7 @@ import (
 
 // RowBinary is ClickHouse's binary row format (FORMAT RowBinary): each value in its column's
 // fixed or length-prefixed little-endian encoding, no separators, no names. The server reads it
-// without parsing text, which is why validated rows travel through the queue in it (ADR 0012).
+// without parsing text, which is why validated rows travel through the queue in it (ADR 0013).
 
 // RowBinarySupported reports whether values of t can be written by AppendRowBinary and read
 // back by AppendCanonicalRowBinary. The types WaveHouse does not validate cannot. A JSON value

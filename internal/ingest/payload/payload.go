@@ -1,5 +1,5 @@
 // Package payload is the encoding of validated rows inside a queue record: what the api role
-// publishes and the ingest role inserts (ADR 0012).
+// publishes and the ingest role inserts (ADR 0013).
 //
 // A payload is one or more segments; each names its columns (in table order) and holds rows
 // giving exactly those columns. Rows of one request that omit different DEFAULT columns land

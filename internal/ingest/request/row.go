@@ -343,7 +343,7 @@ func (p *rows) finishRow(row int) {
 			}
 			v = null
 		}
-		// The value is validated and encoded in one step, straight into RowBinary (ADR 0012).
+		// The value is validated and encoded in one step, straight into RowBinary (ADR 0013).
 		out, err := col.typ.AppendRowBinary(p.out, v)
 		if err != nil {
 			p.valueError(row, col, v, err)

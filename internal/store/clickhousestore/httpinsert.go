@@ -22,7 +22,7 @@ import (
 // httpInserter sends RowBinary batches to a server's HTTP interface as
 // INSERT … FORMAT RowBinary: the body is the batch's bytes as they are, so neither the gateway
 // nor the server parses text. The native protocol has no RowBinary input, which is why inserts
-// take HTTP when the endpoint names HTTP addresses (ADR 0012).
+// take HTTP when the endpoint names HTTP addresses (ADR 0013).
 type httpInserter struct {
 	client   *http.Client
 	base     []string // scheme://host:port/ of each address, tried in order

@@ -19,6 +19,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
@@ -27,6 +28,8 @@ import (
 type Deps struct {
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Breakers exports the state of the cluster's replica breakers; nil exports nothing.
+	Breakers *breaker.Metrics
 }
 
 // Store is a store.Store backed by ClickHouse servers.
@@ -40,6 +43,11 @@ type Store struct {
 
 	types    sync.Map // type text → *chtype.Type
 	decoders decoderPool
+
+	// cluster is the default endpoint's shards and replicas; nil for a single server.
+	cluster *cluster
+	// rowKeys reads the sharding-key values of a batch's rows (canonicalRowKeys).
+	rowKeys rowKeys
 }
 
 var (
@@ -76,7 +84,15 @@ func New(cfg Config, deps Deps) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{cfg: cfg.withDefaults(), log: log, pools: map[string]*slot{}}, nil
+	s := &Store{cfg: cfg.withDefaults(), log: log, pools: map[string]*slot{}, rowKeys: canonicalRowKeys}
+	if s.cfg.Cluster.enabled() {
+		c, err := newCluster(s.cfg.Cluster, deps)
+		if err != nil {
+			return nil, err
+		}
+		s.cluster = c
+	}
+	return s, nil
 }
 
 // endpoint returns the server settings of tenant, falling back to the default endpoint.
@@ -114,7 +130,11 @@ func (s *Store) pool(ctx context.Context, target store.Target) (*pool, error) {
 	if target.Database == "" {
 		return nil, fmt.Errorf("%w: target has no database", store.ErrRejected)
 	}
-	key := s.poolKey(target)
+	return s.poolFor(ctx, s.poolKey(target), s.endpoint(target.Tenant), target.Database)
+}
+
+// poolFor returns the pool named key, opening it on e with database as the current database.
+func (s *Store) poolFor(ctx context.Context, key string, e Endpoint, database string) (*pool, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -132,7 +152,7 @@ func (s *Store) pool(ctx context.Context, target store.Target) (*pool, error) {
 	if sl.p != nil {
 		return sl.p, nil
 	}
-	p, err := s.open(ctx, s.endpoint(target.Tenant), target.Database)
+	p, err := s.open(ctx, e, database)
 	if err != nil {
 		return nil, err
 	}
