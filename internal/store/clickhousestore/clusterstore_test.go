@@ -2,11 +2,13 @@ package clickhousestore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -87,6 +89,11 @@ func TestLocalRoutingMatchesDistributed(t *testing.T) {
 		}
 		for mode, s := range map[string]*clickhousestore.Store{"d": dist, "l": local} {
 			b := store.Batch{Target: store.Target{Database: db}, Table: fmt.Sprintf("%s%d_all", mode, i), Columns: []string{"id", "i8", "s"}, Rows: rs}
+			if mode == "l" {
+				// The gateway shards queued RowBinary rows (payload version 2) the same way.
+				b.Rows, b.Types, b.Count = nil, []string{"UInt64", "Int8", "String"}, len(rs)
+				b.RowBinary = rowBinaryOf(t, b.Types, rs)
+			}
 			if err := s.Insert(t.Context(), b); err != nil {
 				t.Fatalf("key %s, mode %s: %v", key, mode, err)
 			}
@@ -171,4 +178,26 @@ func TestLocalModeRefusesUnsupportedKey(t *testing.T) {
 	if total != 50 {
 		t.Errorf("rows through the Distributed table: %d on the nodes, want 50", total)
 	}
+}
+
+// rowBinaryOf encodes canonical rows (JSON arrays) as RowBinary in types.
+func rowBinaryOf(t *testing.T, types []string, rows [][]byte) []byte {
+	t.Helper()
+	var out []byte
+	for _, row := range rows {
+		var vals []json.RawMessage
+		if err := json.Unmarshal(row, &vals); err != nil || len(vals) != len(types) {
+			t.Fatalf("row %s: %v", row, err)
+		}
+		for i, v := range vals {
+			ty, err := chtype.Parse(types[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err = ty.AppendRowBinary(out, v); err != nil {
+				t.Fatalf("row %s: %v", row, err)
+			}
+		}
+	}
+	return out
 }
