@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
@@ -59,7 +60,7 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 // sometimes without an error). The structure is the frame's column types, so the engine
 // converts them to the table's types as a text insert would.
 func (s *Store) insertRowBinary(ctx context.Context, b store.Batch, head string) error {
-	f, err := os.CreateTemp(s.cfg.Path, ".insert-*.rowbinary")
+	f, err := os.CreateTemp(s.cfg.Path, spoolPattern)
 	if err != nil {
 		return fmt.Errorf("%w: insert spool file: %w", store.ErrUnavailable, err)
 	}
@@ -97,6 +98,24 @@ func (s *Store) insertRowBinary(ctx context.Context, b store.Batch, head string)
 		_, err := s.run(sql, "CSV", store.OpInsert)
 		return err
 	})
+}
+
+// spoolPattern names insertRowBinary's spool files inside the engine path.
+const spoolPattern = ".insert-*.rowbinary"
+
+// removeSpoolFiles deletes the spool files a killed process left behind (each insert removes its
+// own; a SIGKILL mid-insert cannot). The engine path belongs to this process alone, so no
+// other insert can be using them.
+func (s *Store) removeSpoolFiles() {
+	left, _ := filepath.Glob(filepath.Join(s.cfg.Path, spoolPattern))
+	for _, f := range left {
+		if err := os.Remove(f); err != nil {
+			s.log.Warn("chdb: remove a spool file left by an earlier process", "file", f, "err", err)
+		}
+	}
+	if len(left) > 0 {
+		s.log.Info("chdb: removed spool files left by an earlier process", "files", len(left))
+	}
 }
 
 func hasJSON(types []string) bool {
