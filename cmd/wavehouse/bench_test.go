@@ -140,7 +140,7 @@ func TestBenchIngestAgainstRealGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _, _ = ch.Query(t.Context(), "DROP DATABASE IF EXISTS "+db) })
-		url, _, key := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    database: %s\n", ch.NativeAddr, db))
+		url, _, key := startGateway(t, bin, fmt.Sprintf("store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%s]\n    http_addrs: [%s]\n    database: %s\n", ch.NativeAddr, ch.HTTPAddr, db))
 		rep := runBenchJSON(t, "--url", url, "--table", "ev", "--database", db, "--create", "--operator-key-file", key, "--clients", "3",
 			"--rows", strconv.Itoa(rows), "--requests", strconv.Itoa(requests), "--format", "json", "--gzip",
 			"--duration", "30s", "--settle", "30s", "--clickhouse-http", ch.HTTPAddr,

@@ -231,7 +231,7 @@ func viewEntry(e mq.DeadEntry) dlqEntry {
 	return v
 }
 
-// entryNDJSON turns a record's canonical rows back into JSON objects keyed by column.
+// entryNDJSON turns a record's rows (RowBinary or canonical JSON) into JSON objects keyed by column.
 func entryNDJSON(e mq.DeadEntry) ([]byte, int, error) {
 	segs, err := payload.Decode(e.Record.Payload)
 	if err != nil {
@@ -240,11 +240,11 @@ func entryNDJSON(e mq.DeadEntry) ([]byte, int, error) {
 	var out bytes.Buffer
 	n := 0
 	for _, s := range segs {
-		for _, row := range s.Rows {
-			var vals []json.RawMessage
-			if err := json.Unmarshal(row, &vals); err != nil || len(vals) != len(s.Columns) {
-				return nil, 0, errors.New("row does not match its column header")
-			}
+		rows, err := s.Canonical()
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, vals := range rows {
 			out.WriteByte('{')
 			for i, c := range s.Columns {
 				if i > 0 {

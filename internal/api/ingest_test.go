@@ -47,7 +47,11 @@ func TestIngestAcceptsAndQueuesOnce(t *testing.T) {
 	}
 	var rows []string
 	for _, s := range segs {
-		for _, row := range s.Rows {
+		canon, err := s.CanonicalRows()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range canon {
 			rows = append(rows, strings.Join(s.Columns, ",")+"="+string(row))
 		}
 	}

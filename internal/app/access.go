@@ -44,7 +44,7 @@ func buildAccess(e env, mgr *settings.Manager, acc access) (*auth.Authenticator,
 }
 
 // operatorKeyFile returns the file of the operator key: auth.operator_key_file, or else the key
-// generated under data_dir at first boot (docs/adr/0010). It logs the path, never the key.
+// generated under data_dir at first boot (docs/adr/0009). It logs the path, never the key.
 func operatorKeyFile(e env) (string, error) {
 	if f := e.cfg.Auth.OperatorKeyFile; f != "" {
 		return f, nil

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,32 @@ func (s *sharedServers) use(t *testing.T, cfg *config.Config, layer string) {
 	}
 }
 
+// useCluster points the store at the shared 2 × 2 cluster (its shards, no addrs), with a
+// database of its own created on every node.
+func (s *sharedServers) useCluster(t *testing.T, cfg *config.Config) {
+	c := testsvc.ClickHouseClusterServers(t)
+	name := testsvc.UniqueName(t, "enum")
+	cfg.Store.Backend, cfg.Store.ClickHouse.Database = "clickhouse", name
+	cfg.Store.ClickHouse.Cluster.Name, cfg.Store.ClickHouse.Cluster.Shards = c.Name, nil
+	for _, shard := range c.Shards {
+		var sh config.ClusterShard
+		for _, n := range shard {
+			sh.Replicas = append(sh.Replicas, n.NativeAddr)
+		}
+		cfg.Store.ClickHouse.Cluster.Shards = append(cfg.Store.ClickHouse.Cluster.Shards, sh)
+	}
+	for _, n := range c.Nodes() {
+		if _, err := n.Query(t.Context(), "CREATE DATABASE IF NOT EXISTS "+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range c.Nodes() {
+			_, _ = n.Query(context.Background(), "DROP DATABASE IF EXISTS "+name)
+		}
+	})
+}
+
 // setEnum sets key to value in cfg, with whatever else an operator choosing that value must
 // configure (a server address for an external backend). Every key of config.Enums has a case:
 // a new enum key fails this test until it is walked too.
@@ -90,6 +117,9 @@ func setEnum(t *testing.T, s *sharedServers, cfg *config.Config, key, value stri
 		cfg.Stream.SlowPolicy = value
 	case "mq.embedded.sync":
 		cfg.MQ.Embedded.Sync = value
+	case "store.clickhouse.cluster.insert":
+		s.useCluster(t, cfg)
+		cfg.Store.ClickHouse.Cluster.Insert = value
 	case "store.backend", "mq.backend", "cache.backend", "dedupe.backend", "coord.backend":
 		layer := strings.TrimSuffix(key, ".backend")
 		if external[value] {
@@ -131,6 +161,8 @@ func TestEveryEnumValueCheckAcceptsBoots(t *testing.T) {
 				cfg.Roles = config.Roles{"bogus"}
 			case "log.level", "log.format", "stream.slow_policy", "mq.embedded.sync":
 				setEnum(t, servers, &cfg, e.Key, "bogus")
+			case "store.clickhouse.cluster.insert":
+				cfg.Store.ClickHouse.Cluster.Insert = "bogus"
 			default:
 				setBackend(&cfg, strings.TrimSuffix(e.Key, ".backend"), "bogus")
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,8 +35,9 @@ type storeLayer struct {
 // buildStore opens the selected store backend.
 func buildStore(e env) (storeLayer, Component, error) {
 	var (
-		s  store.Store
-		sl storeLayer
+		s      store.Store
+		sl     storeLayer
+		report *clickhousestore.Store
 	)
 	switch c := e.cfg.Store; c.Backend {
 	case "chdb":
@@ -46,12 +48,18 @@ func buildStore(e env) (storeLayer, Component, error) {
 		s = st
 		sl.database = "default"
 	case "clickhouse":
-		st, err := clickhousestore.New(clickhouseConfig(e.cfg, c.ClickHouse.Addrs, c.ClickHouse.User, c.ClickHouse.PasswordFile), clickhousestore.Deps{Logger: e.log})
+		cc := clickhouseConfig(e.cfg, c.ClickHouse.Addrs, c.ClickHouse.User, c.ClickHouse.PasswordFile)
+		cc.Cluster = clickhousestore.Cluster{Name: c.ClickHouse.Cluster.Name, Insert: c.ClickHouse.Cluster.Insert, Shards: c.ClickHouse.Cluster.Shards.Addrs()}
+		st, err := clickhousestore.New(cc, clickhousestore.Deps{Logger: e.log, Breakers: e.breakers})
 		if err != nil {
 			return sl, nil, err
 		}
-		s = st
+		s, report = st, st
 		sl.database, sl.server = c.ClickHouse.Database, true
+		if len(c.ClickHouse.HTTPAddrs) == 0 {
+			e.log.Warn("store.clickhouse.http_addrs is not set: inserts take the native protocol, which converts every queued RowBinary value first; " +
+				"set it to the server's HTTP interface (usually port 8123) to send the rows as they are")
+		}
 	default:
 		return sl, nil, fmt.Errorf("store.backend %q is not built in", c.Backend)
 	}
@@ -69,7 +77,13 @@ func buildStore(e env) (storeLayer, Component, error) {
 				return fmt.Errorf("create database %s: %w", database, err)
 			}
 		}
-		return s.Ping(ctx, store.Target{Database: database})
+		if err := s.Ping(ctx, store.Target{Database: database}); err != nil {
+			return err
+		}
+		if report != nil {
+			return reportTables(ctx, report, store.Target{Database: database}, e.log.With("component", compStore))
+		}
+		return nil
 	}
 	if !sl.server {
 		// chDB is in-process: it cannot be unreachable, and a failure to open it is fatal.
@@ -82,6 +96,24 @@ func buildStore(e env) (storeLayer, Component, error) {
 		log:       e.log.With("component", compStore),
 	}
 	return sl, newComponent(compStore, h.start, h.run, s.Close), nil
+}
+
+// reportTables says at boot how inserts reach each table of the boot database and which
+// mechanism keeps a redelivered batch from being stored twice; it fails boot when insert mode
+// local cannot route a Distributed table itself.
+func reportTables(ctx context.Context, st *clickhousestore.Store, target store.Target, log *slog.Logger) error {
+	tables, err := st.Report(ctx, target)
+	for _, t := range tables {
+		attrs := []any{"database", target.Database, "table", t.Table, "engine", t.Engine, "insert", t.Insert, "deduplication", t.Dedup}
+		if t.Local != "" {
+			attrs = append(attrs, "local_table", t.Local, "sharding_key", t.ShardingKey)
+		}
+		if t.Problem != "" {
+			attrs = append(attrs, "through_distributed_because", t.Problem)
+		}
+		log.Info("table", attrs...)
+	}
+	return err
 }
 
 // buildSchemaCache puts the schema cache in front of the store. A ClickHouse server can be down
@@ -222,6 +254,9 @@ func clickhouseConfig(cfg config.Config, addrs []string, user, passwordFile stri
 	ch := cfg.Store.ClickHouse
 	c := clickhousestore.Config{DialTimeout: ch.DialTimeout.D(), MaxOpenConns: ch.MaxOpenConns}
 	c.Addr = addrs
+	if slices.Equal(addrs, ch.Addrs) {
+		c.HTTPAddr = ch.HTTPAddrs // a tenant naming its own server has no HTTP address: native inserts
+	}
 	c.Username = user
 	c.PasswordFile = passwordFile
 	c.TLS = clickhousestore.TLSConfig{Enabled: ch.TLS.Enabled, CAFile: ch.TLS.CAFile, CertFile: ch.TLS.CertFile, KeyFile: ch.TLS.KeyFile, InsecureSkipVerify: ch.TLS.InsecureSkipVerify}

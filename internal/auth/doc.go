@@ -23,7 +23,7 @@
 // auth.allow_anonymous is true) and the settings hold no API key at all, requests without a
 // header act as Config.AnonymousTenant on the ingest, query and stream routes. They never reach
 // /v1/ops/*: there the answer is 401 auth.anonymous_ops, which says how to send the operator key
-// (docs/adr/0010). As soon as one key exists, anonymous access ends, without restart.
+// (docs/adr/0009). As soon as one key exists, anonymous access ends, without restart.
 //
 // EnsureOperatorKeyFile generates the operator key file the binary uses when
 // auth.operator_key_file is empty (<data_dir>/operator.key, mode 0600).

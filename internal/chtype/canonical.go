@@ -388,49 +388,22 @@ func (t *Type) appendTuple(dst, raw []byte) ([]byte, error) {
 	switch {
 	case raw[0] == '[':
 		dst = append(dst, '[')
-		n := 0
-		ok, err := SplitArray(raw, func(i int, elem []byte) error {
-			if i >= len(t.Fields) {
-				return errorf(CodeInvalidValue, "more than %d tuple elements", len(t.Fields))
-			}
+		err := t.splitTupleArray(raw, func(i int, f *Type, elem []byte) error {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			var err error
-			dst, err = t.Fields[i].Type.AppendCanonical(dst, elem)
-			n = i + 1
-			return tupleStep(err, t, i)
+			dst, err = f.AppendCanonical(dst, elem)
+			return err
 		})
 		if err != nil {
 			return dst[:start], err
 		}
-		if !ok {
-			return dst[:start], errorf(CodeInvalidValue, "malformed JSON array")
-		}
-		if n != len(t.Fields) {
-			return dst[:start], errorf(CodeInvalidValue, "%d tuple elements, %s has %d", n, t.Name, len(t.Fields))
-		}
 		return append(dst, ']'), nil
 	case raw[0] == '{' && t.tupleNamed():
-		vals := make([][]byte, len(t.Fields))
-		ok, err := splitObject(raw, func(key, val []byte) error {
-			k, ok := unquote(key)
-			if !ok {
-				return errorf(CodeInvalidValue, "malformed key")
-			}
-			for i, f := range t.Fields {
-				if f.Name == k {
-					vals[i] = val
-					return nil
-				}
-			}
-			return errorf(CodeInvalidValue, "%q is not an element of %s", excerpt([]byte(k)), t.Name)
-		})
+		vals, err := t.namedTupleVals(raw)
 		if err != nil {
 			return dst, err
-		}
-		if !ok {
-			return dst, errorf(CodeInvalidValue, "malformed JSON object")
 		}
 		dst = append(dst, '[')
 		for i, f := range t.Fields {
@@ -448,6 +421,54 @@ func (t *Type) appendTuple(dst, raw []byte) ([]byte, error) {
 		return append(dst, ']'), nil
 	}
 	return dst, mismatch(t, raw)
+}
+
+// splitTupleArray calls fn with each element of the JSON array raw and its field's type, and
+// checks that the array gives exactly one element per field. fn's error gets the field's path.
+func (t *Type) splitTupleArray(raw []byte, fn func(i int, f *Type, elem []byte) error) error {
+	n := 0
+	ok, err := SplitArray(raw, func(i int, elem []byte) error {
+		if i >= len(t.Fields) {
+			return errorf(CodeInvalidValue, "more than %d tuple elements", len(t.Fields))
+		}
+		n = i + 1
+		return tupleStep(fn(i, t.Fields[i].Type, elem), t, i)
+	})
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errorf(CodeInvalidValue, "malformed JSON array")
+	case n != len(t.Fields):
+		return errorf(CodeInvalidValue, "%d tuple elements, %s has %d", n, t.Name, len(t.Fields))
+	}
+	return nil
+}
+
+// namedTupleVals splits the JSON object raw into the raw values of t's named fields, in field
+// order; a field the object does not give is nil.
+func (t *Type) namedTupleVals(raw []byte) ([][]byte, error) {
+	vals := make([][]byte, len(t.Fields))
+	ok, err := splitObject(raw, func(key, val []byte) error {
+		k, ok := unquote(key)
+		if !ok {
+			return errorf(CodeInvalidValue, "malformed key")
+		}
+		for i, f := range t.Fields {
+			if f.Name == k {
+				vals[i] = val
+				return nil
+			}
+		}
+		return errorf(CodeInvalidValue, "%q is not an element of %s", excerpt([]byte(k)), t.Name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errorf(CodeInvalidValue, "malformed JSON object")
+	}
+	return vals, nil
 }
 
 func tupleStep(err error, t *Type, i int) error {

@@ -18,6 +18,7 @@ func runCanon(t *testing.T, cases []canonCase) {
 			t.Fatalf("Parse(%q): %v", c.typ, err)
 		}
 		got, err := ty.Canonical([]byte(c.in))
+		checkRowBinary(t, ty, c.in, got, err)
 		if c.code != "" {
 			var ve *Error
 			if !errors.As(err, &ve) || ve.Code != c.code {

@@ -48,6 +48,7 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		c, err := ty.Canonical(val)
+		checkRowBinary(t, ty, string(val), c, err)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("non-*Error %T: %v", err, err)

@@ -60,6 +60,7 @@ func Default() Config {
 				User:         clickhousestore.DefaultUsername,
 				DialTimeout:  Duration(clickhousestore.DefaultDialTimeout),
 				MaxOpenConns: clickhousestore.DefaultMaxOpenConns,
+				Cluster:      ClickHouseCluster{Insert: clickhousestore.InsertDistributed},
 			},
 		},
 		MQ: MQ{

@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/stream"
 )
 
@@ -21,6 +22,7 @@ func Enums() []Enum {
 		{"log.format", []string{"json", "text"}},
 		{"stream.slow_policy", []string{stream.PolicyGap, stream.PolicyDisconnect}},
 		{"store.backend", []string{"chdb", "clickhouse"}},
+		{"store.clickhouse.cluster.insert", []string{clickhousestore.InsertDistributed, clickhousestore.InsertLocal}},
 		{"mq.backend", []string{"embedded", "nats"}},
 		{"mq.embedded.sync", []string{embeddedmq.SyncAlways, embeddedmq.SyncInterval, embeddedmq.SyncNone}},
 		{"cache.backend", []string{"local", "redis"}},

@@ -26,6 +26,7 @@ func Fields() []Field {
 var (
 	durationType = reflect.TypeOf(Duration(0))
 	rolesType    = reflect.TypeOf(Roles(nil))
+	shardsType   = reflect.TypeOf(ClusterShards(nil))
 )
 
 func walkFields(v reflect.Value, path, envPrefix string, out *[]Field) {
@@ -54,6 +55,8 @@ func typeName(t reflect.Type) string {
 		return "duration"
 	case rolesType:
 		return "list of roles"
+	case shardsType:
+		return "list of shards"
 	}
 	if t.Kind() == reflect.Slice {
 		return "list of " + t.Elem().Kind().String()
@@ -66,6 +69,8 @@ func defaultString(v reflect.Value) string {
 	case Duration:
 		return x.String()
 	case Roles:
+		return x.String()
+	case ClusterShards:
 		return x.String()
 	case []string:
 		return strings.Join(x, ",")

@@ -16,12 +16,22 @@ type CHDB struct {
 // ClickHouse configures a ClickHouse server reached over the native protocol.
 type ClickHouse struct {
 	Addrs        []string `yaml:"addrs" env:"ADDRS" env-separator:"," env-description:"Native-protocol addresses host:port."`
+	HTTPAddrs    []string `yaml:"http_addrs" env:"HTTP_ADDRS" env-separator:"," env-description:"HTTP-interface addresses host:port (usually port 8123). Inserts go there as RowBinary, sent as queued; when empty they take the native protocol, which converts every value first."`
 	Database     string   `yaml:"database" env:"DATABASE" env-description:"Database of the default tenant."`
 	User         string   `yaml:"user" env:"USER" env-description:"User name."`
 	PasswordFile string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`
 	DialTimeout  Duration `yaml:"dial_timeout" env:"DIAL_TIMEOUT" env-description:"Connect timeout; an unreachable server is reported as unavailable after it."`
 	MaxOpenConns int      `yaml:"max_open_conns" env:"MAX_OPEN_CONNS" env-description:"Connection pool size per tenant target."`
 	TLS          TLS      `yaml:"tls" env-prefix:"TLS_"`
+	// Cluster, when it lists shards, makes addrs optional (default: every replica).
+	Cluster ClickHouseCluster `yaml:"cluster" env-prefix:"CLUSTER_"`
+}
+
+// ClickHouseCluster describes a sharded, replicated ClickHouse cluster behind store.clickhouse.
+type ClickHouseCluster struct {
+	Name   string        `yaml:"name" env:"NAME" env-description:"The cluster's name in remote_servers (the first argument of its Distributed tables); required with shards."`
+	Insert string        `yaml:"insert" env:"INSERT" env-description:"distributed (into the Distributed table, synchronously) or local (rows routed by the Distributed table's sharding key straight into each shard's local table, failing over between its replicas)."`
+	Shards ClusterShards `yaml:"shards" env:"SHARDS" env-description:"Shards in shard_num order, each a list of replicas: YAML [{replicas: [host:port, …]}, …]; in the variable, replicas comma-separated and shards separated by ';'. Empty: a single server (no cluster)."`
 }
 
 // MQ selects the durable queue.

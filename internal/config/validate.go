@@ -117,8 +117,8 @@ func (c Config) validateBackends() []error {
 		return false
 	}
 	if oneOf("store.backend", c.Store.Backend) && c.Store.Backend == "clickhouse" {
-		if len(c.Store.ClickHouse.Addrs) == 0 {
-			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000)")
+		if len(c.Store.ClickHouse.Addrs) == 0 && len(c.Store.ClickHouse.Cluster.Shards) == 0 {
+			add("store.clickhouse.addrs: set at least one host:port of the ClickHouse native protocol (usually port 9000), or store.clickhouse.cluster.shards")
 		}
 		if c.Store.ClickHouse.DialTimeout <= 0 {
 			add("store.clickhouse.dial_timeout: must be positive")
@@ -126,6 +126,9 @@ func (c Config) validateBackends() []error {
 		if c.Store.ClickHouse.MaxOpenConns <= 0 {
 			add("store.clickhouse.max_open_conns: must be positive")
 		}
+	}
+	if oneOf("store.clickhouse.cluster.insert", c.Store.ClickHouse.Cluster.Insert) && c.Store.Backend == "clickhouse" {
+		errs = append(errs, c.Store.ClickHouse.Cluster.validate()...)
 	}
 	if c.MQ.Prefix == "" || strings.ContainsAny(c.MQ.Prefix, ".*> \t") {
 		add("mq.prefix: %q must be non-empty without dots, wildcards or spaces", c.MQ.Prefix)

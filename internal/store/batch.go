@@ -1,6 +1,7 @@
 package store
 
-// Batch is one insert: canonical rows for some columns of one table.
+// Batch is one insert: rows for the given columns of a table, either as RowBinary (what the
+// queue carries since payload version 2) or as canonical JSON rows (version 1 backlogs).
 type Batch struct {
 	// Target is where the table lives.
 	Target Target
@@ -8,6 +9,13 @@ type Batch struct {
 	Table string
 	// Columns lists the inserted columns; every row gives them in this order.
 	Columns []string
+	// RowBinary, when not empty, holds Count rows in ClickHouse's RowBinary format, each value
+	// encoded in the matching entry of Types; Rows is then empty. The store sends these bytes
+	// as they are (FORMAT RowBinary), without decoding them.
+	RowBinary []byte
+	Count     int
+	// Types are the ClickHouse types of Columns that RowBinary was encoded in.
+	Types []string
 	// Rows are canonical rows: JSON arrays of canonical values (see chtype), one per row.
 	Rows [][]byte
 	// DedupToken, when set, is sent as the insert_deduplication_token of the statement: a repeat
@@ -17,9 +25,17 @@ type Batch struct {
 	DedupToken string
 }
 
+// Len returns the number of rows of the batch.
+func (b Batch) Len() int {
+	if len(b.RowBinary) > 0 {
+		return b.Count
+	}
+	return len(b.Rows)
+}
+
 // Bytes returns the total size of the rows, for metrics and batching decisions.
 func (b Batch) Bytes() int {
-	n := 0
+	n := len(b.RowBinary)
 	for _, r := range b.Rows {
 		n += len(r)
 	}

@@ -60,14 +60,14 @@ func newEvent(epoch string, rec *mq.Record) *event {
 			}
 			seg.keys[i] = append(k, ':')
 		}
-		for _, raw := range s.Rows {
-			var vals []json.RawMessage
-			if err := json.Unmarshal(raw, &vals); err != nil || len(vals) != len(s.Columns) {
-				ev.malformed = true
-				return ev
-			}
-			seg.rows = append(seg.rows, vals)
+		// Binary rows are rendered as canonical JSON here, once per event; every subscriber's
+		// view reads these values.
+		rows, err := s.Canonical()
+		if err != nil {
+			ev.malformed = true
+			return ev
 		}
+		seg.rows = rows
 		ev.rows += len(seg.rows)
 		ev.segs = append(ev.segs, seg)
 	}

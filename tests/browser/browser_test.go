@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/ingest/payload/payloadtest"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/stream"
@@ -148,7 +149,12 @@ func TestEventSourceResumesWithoutGap(t *testing.T) {
 
 	var published []string
 	publish := func(i int) {
-		p, err := payload.Encode([]payload.Segment{{Columns: []string{"n"}, Rows: [][]byte{fmt.Appendf(nil, "[%d]", i)}}})
+		seg, err := payloadtest.Binary([]string{"n"}, []string{"Int64"}, fmt.Sprintf("[%d]", i))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		p, err := payload.Encode([]payload.Segment{seg})
 		if err != nil {
 			t.Error(err)
 			return

@@ -125,7 +125,7 @@ func (g *gateway) configYAML() (string, error) {
 		fmt.Fprintf(&b, "  retention: %s\n", c.Retention)
 	}
 	if c.Store == "clickhouse" {
-		fmt.Fprintf(&b, "store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", c.CH.NativeAddr, c.CHDatabase)
+		fmt.Fprintf(&b, "store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    http_addrs: [%q]\n    database: %s\n", c.CH.NativeAddr, c.CH.HTTPAddr, c.CHDatabase)
 	} else {
 		fmt.Fprintf(&b, "store:\n  backend: chdb\n  chdb:\n    lib_path: %q\n", c.CHDBLib)
 	}

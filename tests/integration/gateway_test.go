@@ -119,6 +119,9 @@ func (g *gateway) configYAML() string {
 	switch g.cfg.Store {
 	case storeClickHouse:
 		fmt.Fprintf(&b, "store:\n  backend: clickhouse\n  clickhouse:\n    addrs: [%q]\n    database: %s\n", g.cfg.CHAddr, g.cfg.CHDatabase)
+		if g.cfg.CHHTTPAddr != "" {
+			fmt.Fprintf(&b, "    http_addrs: [%q]\n", g.cfg.CHHTTPAddr)
+		}
 	default:
 		fmt.Fprintf(&b, "store:\n  backend: chdb\n  chdb:\n    lib_path: %q\n", g.cfg.CHDBLib)
 	}

@@ -203,7 +203,7 @@ func TestShippedConfigsBoot(t *testing.T) {
 			env := append(append([]string{}, g.Env...), g.pathEnv(t)...)
 			env = append(env,
 				"WH_SERVER_LISTEN=127.0.0.1:0", "WH_OPS_LISTEN=127.0.0.1:0", "WH_DATA_DIR="+filepath.Join(t.TempDir(), "data"),
-				"WH_STORE_CLICKHOUSE_ADDRS="+srv.ch.NativeAddr, "WH_STORE_CLICKHOUSE_USER=default", "WH_STORE_CLICKHOUSE_PASSWORD_FILE="+empty,
+				"WH_STORE_CLICKHOUSE_ADDRS="+srv.ch.NativeAddr, "WH_STORE_CLICKHOUSE_HTTP_ADDRS="+srv.ch.HTTPAddr, "WH_STORE_CLICKHOUSE_USER=default", "WH_STORE_CLICKHOUSE_PASSWORD_FILE="+empty,
 				"WH_MQ_PREFIX="+prefix, "WH_MQ_NATS_REPLICAS=1", "WH_MQ_NATS_MANAGE_TOPOLOGY=true",
 				"WH_CACHE_REDIS_ADDRS="+srv.redis, "WH_CACHE_REDIS_KEY_PREFIX="+prefix+":",
 				"WH_DEDUPE_DYNAMODB_ENDPOINT="+srv.dyn, "WH_DEDUPE_DYNAMODB_TABLE="+prefix, "WH_DEDUPE_DYNAMODB_CREATE_TABLE=true",

@@ -15,7 +15,7 @@ import (
 const anonymousWarning = "auth.allow_anonymous is true"
 
 // TestSecureDefault boots the gateway in the cases of docs/tenants.md "Secure default": the
-// anonymous principal never runs operator SQL in any of them (docs/adr/0010).
+// anonymous principal never runs operator SQL in any of them (docs/adr/0009).
 func TestSecureDefault(t *testing.T) {
 	t.Parallel()
 	t.Run("public listener without keys refuses to boot", func(t *testing.T) {

@@ -1,44 +1,92 @@
-package payload
+package payload_test
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/ingest/payload/payloadtest"
 )
 
 func TestRoundTrip(t *testing.T) {
-	in := []Segment{
-		{Columns: []string{"a", "b"}, Rows: [][]byte{[]byte(`[1,"x"]`), []byte(`[2,"y\nz"]`)}},
-		{Columns: []string{"a"}, Rows: nil},
-		{Columns: []string{"a", "c.d", "é"}, Rows: [][]byte{[]byte(`[3,null,"ü"]`)}},
-	}
-	b, err := Encode(in)
+	a, err := payloadtest.Binary([]string{"a", "b"}, []string{"UInt64", "String"}, `[1,"x"]`, `[2,"y\nz"]`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Decode(b)
+	c, err := payloadtest.Binary([]string{"a", "c.d", "é"}, []string{"UInt8", "Nullable(Date)", "String"}, `[3,null,"ü"]`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Segment{in[0], in[2]}
+	in := []payload.Segment{a, {Columns: []string{"a"}, Types: []string{"UInt8"}}, c}
+	b, err := payload.Encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != payload.Version {
+		t.Fatalf("version byte %d", b[0])
+	}
+	out, err := payload.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []payload.Segment{in[0], in[2]}
 	if !reflect.DeepEqual(out, want) {
-		t.Fatalf("got %q\nwant %q", out, want)
+		t.Fatalf("got %+v\nwant %+v", out, want)
 	}
-	if n := Rows(b); n != 3 {
+	if n := payload.Rows(b); n != 3 {
 		t.Fatalf("Rows = %d", n)
+	}
+	vals, err := out[0].Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(vals); string(got) != `[[1,"x"],[2,"y\nz"]]` {
+		t.Fatalf("Canonical = %s", got)
+	}
+	if out[0].Key() == out[1].Key() {
+		t.Fatal("segments with different columns share a key")
 	}
 }
 
-func TestEncodeRefusesMultilineRow(t *testing.T) {
-	if _, err := Encode([]Segment{{Columns: []string{"a"}, Rows: [][]byte{[]byte("[1,\n2]")}}}); err == nil {
-		t.Fatal("a row with a newline was encoded")
+// TestDecodesVersion1 reads a payload exactly as the previous release wrote it.
+func TestDecodesVersion1(t *testing.T) {
+	v1 := []byte(`{"v":1,"columns":["a","b"]}` + "\n" + `[1,"x"]` + "\n" + `{"v":1,"columns":["a"]}` + "\n[2]\n")
+	fixture, err := payloadtest.EncodeV1([]payload.Segment{
+		{Columns: []string{"a", "b"}, Rows: [][]byte{[]byte(`[1,"x"]`)}},
+		{Columns: []string{"a"}, Rows: [][]byte{[]byte(`[2]`)}},
+	})
+	if err != nil || string(fixture) != string(v1) {
+		t.Fatalf("the version 1 fixture writes %q (%v), want %q", fixture, err, v1)
 	}
-	if _, err := Encode([]Segment{{Columns: []string{"a"}, Rows: [][]byte{[]byte(`{"a":1}`)}}}); err == nil {
-		t.Fatal("an object row was encoded")
+	segs, err := payload.Decode(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(segs) != 2 || segs[0].Binary() || segs[0].Len() != 1 || string(segs[1].Rows[0]) != "[2]" {
+		t.Fatalf("got %+v", segs)
+	}
+	if n := payload.Rows(v1); n != 2 {
+		t.Fatalf("Rows = %d", n)
+	}
+	vals, err := segs[0].Canonical()
+	if err != nil || string(vals[0][1]) != `"x"` {
+		t.Fatalf("Canonical = %q, %v", vals, err)
+	}
+}
+
+func TestEncodeRefusesJSONRows(t *testing.T) {
+	if _, err := payload.Encode([]payload.Segment{{Columns: []string{"a"}, Rows: [][]byte{[]byte("[1]")}}}); err == nil {
+		t.Fatal("a version 1 segment was encoded")
+	}
+	if _, err := payload.Encode([]payload.Segment{{Columns: []string{"a", "b"}, Types: []string{"UInt8"}, Data: []byte{1}, Count: 1}}); err == nil {
+		t.Fatal("a segment with fewer types than columns was encoded")
 	}
 }
 
 func TestDecodeRejectsMalformed(t *testing.T) {
+	good := payloadtest.Encode(t, []string{"a"}, []string{"UInt32"}, "[1]", "[2]")
 	for _, in := range []string{
 		`[1]` + "\n",
 		`{"v":1,"columns":["a"]}` + "\n[1]",
@@ -47,9 +95,28 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		`{"v":1,` + "\n",
 		"\n",
 		"x\n",
+		"\x03\x01",
+		"\x02\x00",
+		string(good[:len(good)-1]),
+		string(good[:3]),
 	} {
-		if _, err := Decode([]byte(in)); !errors.Is(err, ErrMalformed) {
+		if _, err := payload.Decode([]byte(in)); !errors.Is(err, payload.ErrMalformed) {
 			t.Errorf("Decode(%q) = %v, want ErrMalformed", in, err)
+		}
+	}
+}
+
+// TestCanonicalRefusesMismatchedData: rows whose bytes do not match their types are reported,
+// never rendered as something else.
+func TestCanonicalRefusesMismatchedData(t *testing.T) {
+	for _, s := range []payload.Segment{
+		{Columns: []string{"a"}, Types: []string{"UInt32"}, Data: []byte{1, 0, 0, 0, 9}, Count: 1},
+		{Columns: []string{"a"}, Types: []string{"UInt32"}, Data: []byte{1, 0, 0}, Count: 1},
+		{Columns: []string{"a"}, Types: []string{"NoSuchType"}, Data: []byte{1}, Count: 1},
+		{Columns: []string{"a"}, Rows: [][]byte{[]byte("[1,2]")}},
+	} {
+		if _, err := s.Canonical(); !errors.Is(err, payload.ErrMalformed) {
+			t.Errorf("Canonical(%v) = %v, want ErrMalformed", s, err)
 		}
 	}
 }
@@ -57,16 +124,23 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":1,"columns":["a"]}` + "\n[1]\n"))
 	f.Add([]byte("{}\n[]\n"))
+	f.Add([]byte("\x02\x01\x01a\x06UInt32\x01\x04\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		segs, err := Decode(b)
+		segs, err := payload.Decode(b)
 		if err != nil {
 			return
 		}
-		again, err := Encode(segs)
-		if err != nil {
-			return // rows that Decode accepts but Encode refuses (e.g. "[" alone) are fine to refuse
+		for _, s := range segs {
+			_, _ = s.Canonical()
 		}
-		if _, err := Decode(again); err != nil {
+		if len(segs) == 0 || !segs[0].Binary() {
+			return
+		}
+		again, err := payload.Encode(segs)
+		if err != nil {
+			t.Fatalf("a decoded version 2 payload does not encode: %v", err)
+		}
+		if _, err := payload.Decode(again); err != nil {
 			t.Fatalf("re-encoded payload does not decode: %v", err)
 		}
 	})

@@ -26,7 +26,8 @@ func ExampleParse() {
 	fmt.Println(res.Accepted, res.Rejected, res.Total)
 	for _, s := range res.Segments {
 		fmt.Println(s.Columns)
-		for _, r := range s.Rows {
+		rows, _ := s.CanonicalRows()
+		for _, r := range rows {
 			fmt.Println(string(r))
 		}
 	}

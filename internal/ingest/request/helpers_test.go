@@ -42,7 +42,11 @@ func parse(t *testing.T, ct, body string, opt Options) (Result, *httpx.Error) {
 func rowsOf(res Result) []string {
 	var out []string
 	for _, s := range res.Segments {
-		for _, r := range s.Rows {
+		rows, err := s.CanonicalRows()
+		if err != nil {
+			out = append(out, "unreadable segment: "+err.Error())
+		}
+		for _, r := range rows {
 			out = append(out, strings.Join(s.Columns, ",")+": "+string(r))
 		}
 	}
@@ -70,10 +74,14 @@ func checkResult(t testing.TB, res Result) {
 	}
 	n := 0
 	for _, s := range res.Segments {
-		if len(s.Columns) == 0 || len(s.Rows) == 0 {
+		if len(s.Columns) == 0 || s.Len() == 0 || !s.Binary() || len(s.Types) != len(s.Columns) {
 			t.Fatalf("degenerate segment %+v", s)
 		}
-		for _, r := range s.Rows {
+		rows, err := s.CanonicalRows()
+		if err != nil {
+			t.Fatalf("segment %+v does not read back: %v", s, err)
+		}
+		for _, r := range rows {
 			var vals []json.RawMessage
 			if err := json.Unmarshal(r, &vals); err != nil {
 				t.Fatalf("row %q is not a JSON array: %v", r, err)

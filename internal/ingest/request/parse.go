@@ -65,28 +65,34 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 	return res, nil
 }
 
-// outCap guesses the size of the canonical rows of a body of n bytes, so the arena is rarely
-// regrown: JSON loses its keys, CSV and TSV gain brackets and quotes.
+// outCap guesses the size of the RowBinary rows of a body of n bytes, so the arena is rarely
+// regrown: JSON loses its keys, quotes and separators; CSV and TSV keep about their size.
 func outCap(f format, n int) int {
 	if f == formatCSV || f == formatTSV {
-		return n*3/2 + 64
+		return n + 64
 	}
 	return n*3/4 + 64
 }
 
-// segments turns the collected spans into payload segments whose rows alias the arena.
+// segments turns the collected spans into binary payload segments. A segment's rows are
+// contiguous in the arena when it is the only one (the usual case) and then alias it; rows of
+// several segments interleave and are copied together.
 func (p *rows) segments() []payload.Segment {
 	if p.accepted == 0 {
 		return nil
 	}
-	rowsAll := make([][]byte, 0, p.accepted)
 	segs := make([]payload.Segment, 0, len(p.segs))
 	for _, s := range p.segs {
-		first := len(rowsAll)
-		for i := 0; i+1 < len(s.spans); i += 2 {
-			rowsAll = append(rowsAll, p.out[s.spans[i]:s.spans[i+1]:s.spans[i+1]])
+		seg := payload.Segment{Columns: s.cols, Types: s.types, Count: len(s.spans) / 2}
+		first, last := s.spans[0], s.spans[len(s.spans)-1]
+		if len(p.segs) == 1 {
+			seg.Data = p.out[first:last:last]
+		} else {
+			for i := 0; i+1 < len(s.spans); i += 2 {
+				seg.Data = append(seg.Data, p.out[s.spans[i]:s.spans[i+1]]...)
+			}
 		}
-		segs = append(segs, payload.Segment{Columns: s.cols, Rows: rowsAll[first:len(rowsAll):len(rowsAll)]})
+		segs = append(segs, seg)
 	}
 	return segs
 }

@@ -29,13 +29,14 @@ const indexAbove = 24
 
 // segment collects the rows that give the same set of columns.
 type segment struct {
-	sig  []uint64
-	cols []string
+	sig   []uint64
+	cols  []string
+	types []string
 	// spans holds start,end offsets of each row in the arena.
 	spans []int
 }
 
-// rows validates and encodes the rows of one body. It is pooled; reset prepares it for a call.
+// rows validates the rows of one body and encodes them as RowBinary into one arena. It is pooled; reset prepares it for a call.
 type rows struct {
 	src bodyReader
 
@@ -60,6 +61,8 @@ type rows struct {
 	pol    InsertPolicy
 	forced [][]byte
 	canon  [][]byte
+	// polBuf holds the canonical values of the current row that canon points into.
+	polBuf []byte
 
 	maxErrors          int
 	errs               []RowError
@@ -115,7 +118,7 @@ func (p *rows) release() {
 	clear(p.cols)
 	p.cols = p.cols[:0]
 	for i := range p.segs {
-		p.segs[i].cols = nil
+		p.segs[i].cols, p.segs[i].types = nil, nil
 	}
 	p.segs = p.segs[:0]
 	p.out, p.errs, p.index, p.byCode = nil, nil, nil, nil
@@ -298,11 +301,11 @@ var null = []byte("null")
 
 func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
 
-// finishRow encodes the current row in table order, or records why it is refused.
+// finishRow encodes the current row in table order as RowBinary, or records why it is refused.
 func (p *rows) finishRow(row int) {
 	start := len(p.out)
-	p.out = append(p.out, '[')
 	clear(p.sig)
+	p.polBuf = p.polBuf[:0]
 	n := 0
 	for c := range p.cols {
 		col := &p.cols[c]
@@ -340,20 +343,19 @@ func (p *rows) finishRow(row int) {
 			}
 			v = null
 		}
-		mark := len(p.out)
-		if n > 0 {
-			p.out = append(p.out, ',')
-		}
-		out, err := col.typ.AppendCanonical(p.out, v)
+		// The value is validated and encoded in one step, straight into RowBinary (ADR 0013).
+		out, err := col.typ.AppendRowBinary(p.out, v)
 		if err != nil {
-			p.out = p.out[:mark]
 			p.valueError(row, col, v, err)
 			continue
 		}
 		if p.pol != nil {
-			val := out[len(p.out):]
+			// Policies compare canonical values; the canonical form is computed only here,
+			// on the path of a token with an insert policy. v was just validated.
+			start := len(p.polBuf)
+			p.polBuf, _ = col.typ.AppendCanonical(p.polBuf, v)
+			val := p.polBuf[start:len(p.polBuf):len(p.polBuf)]
 			if forced != nil && string(val) != string(forced) {
-				p.out = p.out[:mark]
 				p.fail(row, policy.RowForcedColumn, func() (string, string) {
 					return col.name, fmt.Sprintf("column %q is set from the token (%s); omit it or send that value", col.name, forced)
 				})
@@ -365,7 +367,6 @@ func (p *rows) finishRow(row int) {
 		p.sig[c>>6] |= 1 << (c & 63)
 		n++
 	}
-	p.out = append(p.out, ']')
 	if p.pol != nil {
 		p.checkPolicy(row)
 	}
@@ -423,9 +424,11 @@ func (p *rows) addRow(start, end int) {
 		}
 	}
 	s.cols = make([]string, 0, n)
+	s.types = make([]string, 0, n)
 	for c := range p.cols {
 		if p.sig[c>>6]&(1<<(c&63)) != 0 {
 			s.cols = append(s.cols, p.cols[c].name)
+			s.types = append(s.types, p.cols[c].typ.Name)
 		}
 	}
 }

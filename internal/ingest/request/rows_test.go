@@ -162,7 +162,7 @@ func TestUnicodeValueDecodes(t *testing.T) {
 		t.Fatal(herr)
 	}
 	var vals []any
-	if err := json.Unmarshal(res.Segments[0].Rows[0], &vals); err != nil {
+	if err := json.Unmarshal(firstRow(t, res), &vals); err != nil {
 		t.Fatal(err)
 	}
 	if vals[2] != s {
@@ -270,7 +270,7 @@ func TestWideTableUsesIndex(t *testing.T) {
 		t.Fatal(herr)
 	}
 	var vals []int
-	if err := json.Unmarshal(res.Segments[0].Rows[0], &vals); err != nil || len(vals) != 100 || vals[42] != 42 {
+	if err := json.Unmarshal(firstRow(t, res), &vals); err != nil || len(vals) != 100 || vals[42] != 42 {
 		t.Fatalf("%v %v", vals, err)
 	}
 }
@@ -318,4 +318,17 @@ func TestConcurrentParse(t *testing.T) {
 			t.Fatalf("concurrent Parse differs: %.200s", got)
 		}
 	}
+}
+
+// firstRow is the first accepted row as a canonical JSON array.
+func firstRow(t *testing.T, res Result) []byte {
+	t.Helper()
+	if len(res.Segments) == 0 {
+		t.Fatal("no segment")
+	}
+	rows, err := res.Segments[0].CanonicalRows()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("first segment does not read back: %v", err)
+	}
+	return rows[0]
 }

@@ -67,8 +67,8 @@ type InsertPolicy interface {
 
 // Result is what a successful Parse returns.
 type Result struct {
-	// Segments hold the accepted rows as canonical rows; normally there is one segment. Empty
-	// when every row was rejected.
+	// Segments hold the accepted rows as RowBinary (binary payload segments); normally there is
+	// one segment. Empty when every row was rejected.
 	Segments []payload.Segment
 	// Accepted, Rejected and Total count rows; Accepted+Rejected == Total.
 	Accepted, Rejected, Total int

@@ -168,7 +168,7 @@ func (w *Writer) insertBatch(ctx context.Context, k tableKey, tgt targetInfo, fr
 	rows := 0
 	for _, key := range order {
 		for _, u := range groups[key] {
-			rows += len(u.seg.Rows)
+			rows += u.seg.Len()
 		}
 	}
 	m.batchRows.Observe(float64(rows))
@@ -192,7 +192,7 @@ func (w *Writer) decode(frames [][]mq.Record, failed map[recKey]error) (map[stri
 		for ri, r := range recs {
 			segs, err := payload.Decode(r.Payload)
 			if err != nil {
-				failed[recKey{fi, ri}] = fmt.Errorf("%w: %v", store.ErrRejected, err)
+				failed[recKey{fi, ri}] = fmt.Errorf("%w: %w", store.ErrRejected, err)
 				continue
 			}
 			for _, s := range segs {
@@ -266,20 +266,13 @@ func wholeBatch(err error) bool {
 }
 
 func (w *Writer) insert(ctx context.Context, target store.Target, table string, units []unit, token string) error {
-	n := 0
-	for _, u := range units {
-		n += len(u.seg.Rows)
-	}
-	b := store.Batch{Target: target, Table: table, Columns: units[0].seg.Columns, Rows: make([][]byte, 0, n), DedupToken: token}
-	for _, u := range units {
-		b.Rows = append(b.Rows, u.seg.Rows...)
-	}
+	b := batchOf(target, table, units, token)
 	ictx, cancel := context.WithTimeout(ctx, w.cfg.InsertTimeout)
 	defer cancel()
 	ictx, span := tracing.Start(ictx, w.deps.Tracer, "insert", trace.SpanKindClient)
 	defer span.End()
 	if span.IsRecording() {
-		traceInsert(span, table, units, len(b.Rows))
+		traceInsert(span, table, units, b.Len())
 	}
 	err := w.deps.Store.Insert(ictx, b)
 	if err != nil {
@@ -288,12 +281,43 @@ func (w *Writer) insert(ctx context.Context, target store.Target, table string, 
 	return err
 }
 
+// batchOf is the insert of units, which share one segment key (encoding, columns, types): the
+// RowBinary rows of the units concatenated in order — sent as they are, never decoded — or the
+// canonical rows of version 1 segments. The bytes are a pure function of the units, so a batch
+// rebuilt after a redelivery is byte-identical.
+func batchOf(target store.Target, table string, units []unit, token string) store.Batch {
+	first := units[0].seg
+	b := store.Batch{Target: target, Table: table, Columns: first.Columns, DedupToken: token}
+	if first.Binary() {
+		size := 0
+		for _, u := range units {
+			size += len(u.seg.Data)
+			b.Count += u.seg.Count
+		}
+		b.Types = first.Types
+		b.RowBinary = make([]byte, 0, size)
+		for _, u := range units {
+			b.RowBinary = append(b.RowBinary, u.seg.Data...)
+		}
+		return b
+	}
+	n := 0
+	for _, u := range units {
+		n += len(u.seg.Rows)
+	}
+	b.Rows = make([][]byte, 0, n)
+	for _, u := range units {
+		b.Rows = append(b.Rows, u.seg.Rows...)
+	}
+	return b
+}
+
 func unitOfRow(units []unit, row int) (unit, bool) {
 	for _, u := range units {
-		if row < len(u.seg.Rows) {
+		if row < u.seg.Len() {
 			return u, row >= 0
 		}
-		row -= len(u.seg.Rows)
+		row -= u.seg.Len()
 	}
 	return unit{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/ingest/payload/payloadtest"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
@@ -58,7 +59,11 @@ func TestEveryRecordSettlesWithinBoundAfterBursts(t *testing.T) {
 			id++
 			row := fmt.Sprintf(`[%d,"u"]`, id)
 			wg.Go(func() {
-				seg := payload.Segment{Columns: []string{"id", "user"}, Rows: [][]byte{[]byte(row)}}
+				seg, err := payloadtest.Binary([]string{"id", "user"}, []string{"UInt64", "String"}, row)
+				if err != nil {
+					t.Error(err)
+					return
+				}
 				body, err := payload.Encode([]payload.Segment{seg})
 				if err != nil {
 					t.Error(err)

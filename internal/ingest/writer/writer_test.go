@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
+	"github.com/wavehouse/wavehouse/internal/ingest/payload/payloadtest"
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -79,16 +80,40 @@ func (e *env) run(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-stopped })
 }
 
+// publish queues rows of events (id UInt64, user String) as one record in the current payload
+// format (RowBinary). Rows that do not validate — the poison records of the tests — cannot be
+// written as RowBinary; their record is queued in the version 1 format of earlier releases,
+// whose canonical JSON the server then refuses.
 func (e *env) publish(t *testing.T, rows ...string) mq.Position {
 	t.Helper()
-	seg := payload.Segment{Columns: []string{"id", "user"}}
-	for _, r := range rows {
-		seg.Rows = append(seg.Rows, []byte(r))
+	seg, err := payloadtest.Binary([]string{"id", "user"}, []string{"UInt64", "String"}, rows...)
+	if err != nil {
+		return e.publishV1(t, rows...)
 	}
 	b, err := payload.Encode([]payload.Segment{seg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e.publishPayload(t, b)
+}
+
+// publishV1 queues rows as one record in the version 1 (canonical JSON) format, as the release
+// before payload version 2 wrote it.
+func (e *env) publishV1(t *testing.T, rows ...string) mq.Position {
+	t.Helper()
+	seg := payload.Segment{Columns: []string{"id", "user"}}
+	for _, r := range rows {
+		seg.Rows = append(seg.Rows, []byte(r))
+	}
+	b, err := payloadtest.EncodeV1([]payload.Segment{seg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.publishPayload(t, b)
+}
+
+func (e *env) publishPayload(t *testing.T, b []byte) mq.Position {
+	t.Helper()
 	res, err := e.q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "events", Payload: b})
 	if err != nil {
 		t.Fatal(err)

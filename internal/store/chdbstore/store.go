@@ -86,6 +86,7 @@ func (s *Store) acquire(ctx context.Context) error {
 			s.release()
 			return fmt.Errorf("%w: create %s: %w", store.ErrUnavailable, s.cfg.Path, err)
 		}
+		s.removeSpoolFiles()
 		c, err := openConn(s.l, []string{"clickhouse", "--path=" + s.cfg.Path})
 		if err != nil {
 			s.release()

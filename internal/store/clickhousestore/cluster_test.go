@@ -11,25 +11,26 @@ import (
 )
 
 // clusterDB creates a database with a ReplicatedMergeTree table t (id UInt64, s String) on every
-// node of the cluster (ON CLUSTER, the ZooKeeper path and replica name from the macros) and a
-// Distributed table t_all over it, sharded by id. It returns the database name.
+// node of the cluster (the ZooKeeper path and replica name from the macros) and a Distributed
+// table t_all over it, sharded by id. It returns the database name. The DDL runs on each node
+// rather than ON CLUSTER: quicker, and an 18.16 node that has just started can crash on ON
+// CLUSTER DDL (a NULL ZooKeeper handle in the DDL queue), which private clusters hit.
 func clusterDB(t *testing.T, c *testsvc.ClickHouseCluster) string {
 	t.Helper()
 	db := testsvc.UniqueName(t, "cluster")
-	n := c.Nodes()[0]
-	for _, q := range []string{
-		fmt.Sprintf("CREATE DATABASE %s ON CLUSTER %s", db, c.Name),
-		fmt.Sprintf("CREATE TABLE %[1]s.t ON CLUSTER %[2]s (id UInt64, s String) "+
-			"ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/%[1]s.t', '{replica}') ORDER BY id", db, c.Name),
-		fmt.Sprintf("CREATE TABLE %[1]s.t_all ON CLUSTER %[2]s AS %[1]s.t ENGINE = Distributed(%[2]s, %[1]s, t, id)", db, c.Name),
-	} {
-		if _, err := n.Query(t.Context(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 	t.Cleanup(func() {
-		_, _ = n.Query(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s ON CLUSTER %s", db, c.Name))
+		for _, n := range c.Nodes() {
+			_, _ = n.Query(context.Background(), "DROP DATABASE IF EXISTS "+db)
+		}
 	})
+	for _, q := range []string{
+		"CREATE DATABASE " + db,
+		fmt.Sprintf("CREATE TABLE %[1]s.t (id UInt64, s String) "+
+			"ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/%[1]s.t', '{replica}') ORDER BY id", db),
+		fmt.Sprintf("CREATE TABLE %[1]s.t_all AS %[1]s.t ENGINE = Distributed(%[2]s, %[1]s, t, id)", db, c.Name),
+	} {
+		onEveryNode(t, c, q)
+	}
 	return db
 }
 
@@ -150,4 +151,12 @@ func TestInsertDeduplicatedOnReplicated1816(t *testing.T) {
 			t.Errorf("InsertDeduplicated(%s) = %v, want %v", table, got, want)
 		}
 	}
+}
+
+func itoa(n int64) string { return fmt.Sprint(n) }
+
+func atoi(s string) int {
+	var n int
+	_, _ = fmt.Sscan(s, &n)
+	return n
 }

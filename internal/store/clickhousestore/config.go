@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -42,6 +43,77 @@ type Config struct {
 	// settings travel over the native protocol to old servers), e.g.
 	// allow_experimental_low_cardinality_type: 1 for LowCardinality DDL on 18.16.
 	Settings map[string]int
+	// Cluster makes the default endpoint a sharded, replicated cluster (store.clickhouse.cluster).
+	// Zero: a single server (or replicas the driver picks among in order).
+	Cluster Cluster
+}
+
+// Insert modes of a cluster (store.clickhouse.cluster.insert).
+const (
+	// InsertDistributed inserts into the Distributed table, which splits the block by its
+	// sharding key and writes each part to a replica of its shard (synchronously:
+	// insert_distributed_sync = 1, so an unreachable shard fails the insert).
+	InsertDistributed = "distributed"
+	// InsertLocal routes the rows by the Distributed table's sharding key in the gateway and
+	// inserts each shard's rows straight into its local table on one of its replicas.
+	InsertLocal = "local"
+)
+
+// Cluster is a ClickHouse cluster as remote_servers names it.
+type Cluster struct {
+	// Name is the cluster's name in remote_servers, the first argument of its Distributed tables.
+	Name string
+	// Insert is InsertDistributed or InsertLocal. Default InsertDistributed.
+	Insert string
+	// Shards lists each shard's replicas (native host:port), in shard_num order.
+	Shards [][]string
+	// ReplicaBreaker opens a replica's breaker after this many consecutive failures; while open,
+	// inserts go to the shard's next replica. Default 1 failure, 5s cool-down.
+	ReplicaBreakerFailures int
+	ReplicaBreakerCooldown time.Duration
+}
+
+// enabled reports whether a cluster is configured.
+func (c Cluster) enabled() bool { return len(c.Shards) > 0 }
+
+// Validate reports every problem of the cluster at once, naming the store.clickhouse.cluster key.
+func (c Cluster) Validate() error { return errors.Join(c.validate()...) }
+
+func (c Cluster) validate() []error {
+	if !c.enabled() {
+		if c.Name != "" {
+			return []error{errors.New("store.clickhouse.cluster.shards: list the shards of cluster " + c.Name)}
+		}
+		return nil
+	}
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("store.clickhouse.cluster.name: the remote_servers name of the cluster is required with shards"))
+	}
+	switch c.Insert {
+	case "", InsertDistributed, InsertLocal:
+	default:
+		errs = append(errs, fmt.Errorf("store.clickhouse.cluster.insert: %q is not one of %s, %s", c.Insert, InsertDistributed, InsertLocal))
+	}
+	seen := map[string]int{}
+	for i, sh := range c.Shards {
+		if len(sh) == 0 {
+			errs = append(errs, fmt.Errorf("store.clickhouse.cluster.shards[%d]: lists no replica", i))
+		}
+		for _, a := range sh {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				errs = append(errs, fmt.Errorf("store.clickhouse.cluster.shards[%d]: replica %q is not host:port", i, a))
+			}
+			if j, dup := seen[a]; dup {
+				errs = append(errs, fmt.Errorf("store.clickhouse.cluster.shards[%d]: replica %s is already in shard %d", i, a, j))
+			}
+			seen[a] = i
+		}
+	}
+	if c.ReplicaBreakerFailures < 0 || c.ReplicaBreakerCooldown < 0 {
+		errs = append(errs, errors.New("clickhousestore: Cluster.ReplicaBreaker* must not be negative"))
+	}
+	return errs
 }
 
 // Endpoint is where a ClickHouse server is and how to log in.
@@ -49,6 +121,10 @@ type Endpoint struct {
 	// Addr lists native-protocol host:port addresses, tried in order (store.clickhouse.addrs).
 	// Default 127.0.0.1:9000.
 	Addr []string
+	// HTTPAddr lists HTTP-interface host:port addresses (store.clickhouse.http_addrs), tried
+	// in order. When set, RowBinary batches are inserted over HTTP as they are; when empty they
+	// are converted for the native protocol, which costs a decode of every value (ADR 0013).
+	HTTPAddr []string
 	// Username to log in as (store.clickhouse.user). Default DefaultUsername.
 	Username string
 	// PasswordFile is a file holding the password, trailing newline ignored
@@ -77,6 +153,10 @@ type TLSConfig struct {
 func (c Config) withDefaults() Config {
 	if len(c.Addr) == 0 {
 		c.Addr = []string{"127.0.0.1:9000"}
+		if c.Cluster.enabled() {
+			// Queries, schema reads and DDL go to any node, the first that answers.
+			c.Addr = slices.Concat(c.Cluster.Shards...)
+		}
 	}
 	if c.Username == "" {
 		c.Username = DefaultUsername
@@ -99,6 +179,17 @@ func (c Config) withDefaults() Config {
 	if c.Compression == "" {
 		c.Compression = "lz4"
 	}
+	if c.Cluster.enabled() {
+		if c.Cluster.Insert == "" {
+			c.Cluster.Insert = InsertDistributed
+		}
+		if c.Cluster.ReplicaBreakerFailures == 0 {
+			c.Cluster.ReplicaBreakerFailures = 1
+		}
+		if c.Cluster.ReplicaBreakerCooldown == 0 {
+			c.Cluster.ReplicaBreakerCooldown = 5 * time.Second
+		}
+	}
 	return c
 }
 
@@ -106,6 +197,12 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	errs = append(errs, c.Endpoint.validate("store.clickhouse.addrs", "store.clickhouse.tls")...)
+	for _, a := range c.HTTPAddr {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			errs = append(errs, fmt.Errorf("store.clickhouse.http_addrs: %q is not host:port", a))
+		}
+	}
+	errs = append(errs, c.Cluster.validate()...)
 	for name, e := range c.Tenants {
 		if name == "" {
 			errs = append(errs, errors.New("clickhousestore: Tenants has an empty tenant name"))

@@ -14,8 +14,18 @@ import (
 
 func newStore(t testing.TB, addr string) *clickhousestore.Store {
 	t.Helper()
+	return newStoreHTTP(t, addr, "")
+}
+
+// newStoreHTTP is a store that inserts RowBinary over HTTP at httpAddr (none when empty).
+func newStoreHTTP(t testing.TB, addr, httpAddr string) *clickhousestore.Store {
+	t.Helper()
+	e := clickhousestore.Endpoint{Addr: []string{addr}}
+	if httpAddr != "" {
+		e.HTTPAddr = []string{httpAddr}
+	}
 	s, err := clickhousestore.New(clickhousestore.Config{
-		Endpoint: clickhousestore.Endpoint{Addr: []string{addr}},
+		Endpoint: e,
 		// LowCardinality DDL is experimental on 18.16; the setting is harmless on newer servers.
 		Settings: map[string]int{"allow_experimental_low_cardinality_type": 1},
 	}, clickhousestore.Deps{})
@@ -37,9 +47,19 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
+// TestConformance runs the suite with RowBinary inserts over HTTP (the configured path) and
+// over the native protocol (no http_addrs: RowBinary rendered for the driver).
 func TestConformance(t *testing.T) {
 	ch := testsvc.ClickHouseServer(t)
-	s := newStore(t, ch.NativeAddr)
+	if ch.HTTPAddr == "" {
+		t.Fatal("the shared ClickHouse has no HTTP address (set WH_TEST_CLICKHOUSE_HTTP_ADDR)")
+	}
+	t.Run("HTTP", func(t *testing.T) { conformance(t, ch, ch.HTTPAddr) })
+	t.Run("Native", func(t *testing.T) { conformance(t, ch, "") })
+}
+
+func conformance(t *testing.T, ch *testsvc.ClickHouse, httpAddr string) {
+	s := newStoreHTTP(t, ch.NativeAddr, httpAddr)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	caps, err := s.Capabilities(t.Context(), store.Target{Database: "default"})
 	if err != nil {
@@ -59,7 +79,7 @@ func TestConformance(t *testing.T) {
 				}
 				return u
 			},
-			NewStore: func(t *testing.T) store.Store { return newStore(t, ch.NativeAddr) },
+			NewStore: func(t *testing.T) store.Store { return newStoreHTTP(t, ch.NativeAddr, httpAddr) },
 		}
 	}, storetest.Caps{ModernTypes: caps.ModernTypes})
 }

@@ -2,13 +2,13 @@ package clickhousestore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/wavehouse/wavehouse/internal/store"
+	"github.com/wavehouse/wavehouse/internal/store/clickhousestore/sharding"
 )
 
 var _ store.DedupReporter = (*Store)(nil)
@@ -19,14 +19,22 @@ func (p *pool) dedupTokenSupported() bool {
 	return p.major > 22 || p.major == 22 && p.minor >= 2
 }
 
-// withDedupToken returns ctx carrying b.DedupToken as the insert_deduplication_token setting
-// when the batch has one and the server supports it; otherwise ctx unchanged (an older server
-// would reject the unknown setting).
-func (p *pool) withDedupToken(ctx context.Context, b store.Batch) context.Context {
-	if b.DedupToken == "" || !p.dedupTokenSupported() {
+// withSettings returns ctx carrying settings and b.DedupToken as the insert_deduplication_token
+// setting when the batch has one and the server supports it (an older server would reject the
+// unknown setting); ctx unchanged when there is nothing to send.
+func (p *pool) withSettings(ctx context.Context, b store.Batch, settings clickhouse.Settings) context.Context {
+	token := b.DedupToken != "" && p.dedupTokenSupported()
+	if !token && len(settings) == 0 {
 		return ctx
 	}
-	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_deduplication_token": b.DedupToken}))
+	all := clickhouse.Settings{}
+	for k, v := range settings {
+		all[k] = v
+	}
+	if token {
+		all["insert_deduplication_token"] = b.DedupToken
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(all))
 }
 
 // InsertDeduplicated implements store.DedupReporter: the table keeps a deduplication log — a
@@ -34,22 +42,37 @@ func (p *pool) withDedupToken(ctx context.Context, b store.Batch) context.Contex
 // non_replicated_deduplication_window > 0. A server without tokens (18.16) deduplicates a
 // Replicated table by the checksum of each block's content instead, which catches an in-doubt
 // batch because the writer rebuilds it identically (tests in cluster_test.go and tests/chaos).
+//
+// A Distributed table deduplicates as its local table does: the answer is the local table's.
 func (s *Store) InsertDeduplicated(ctx context.Context, target store.Target, table string) (bool, error) {
 	p, err := s.pool(ctx, target)
 	if err != nil {
 		return false, err
 	}
-	var engine, create string
-	err = p.conn.QueryRow(ctx, "SELECT engine, create_table_query FROM system.tables WHERE database = ? AND name = ?",
-		target.Database, table).Scan(&engine, &create)
+	engine, create, err := s.localEngine(ctx, p, target, table)
 	if err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, s.missing(ctx, p, target, table)
-		}
-		return false, translate(err, store.OpSchema)
+		return false, err
 	}
 	if !p.dedupTokenSupported() && !strings.HasPrefix(engine, "Replicated") {
 		return false, nil
 	}
 	return store.TableDeduplicates(engine, create), nil
+}
+
+// localEngine returns the engine and create_table_query of the table, or of its local table
+// when it is a Distributed table.
+func (s *Store) localEngine(ctx context.Context, p *pool, target store.Target, table string) (engine, create string, err error) {
+	engine, create, err = s.tableEngine(ctx, p, target, table)
+	if err != nil || engine != "Distributed" {
+		return engine, create, err
+	}
+	d, err := sharding.ParseDistributed(create)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %s.%s: %w", store.ErrRejected, target.Database, table, err)
+	}
+	local := target
+	if d.Database != "" && !strings.HasPrefix(d.Database, "currentDatabase") {
+		local.Database = d.Database
+	}
+	return s.tableEngine(ctx, p, local, d.Table)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
@@ -27,6 +28,8 @@ import (
 type Deps struct {
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
+	// Breakers exports the state of the cluster's replica breakers; nil exports nothing.
+	Breakers *breaker.Metrics
 }
 
 // Store is a store.Store backed by ClickHouse servers.
@@ -40,6 +43,11 @@ type Store struct {
 
 	types    sync.Map // type text → *chtype.Type
 	decoders decoderPool
+
+	// cluster is the default endpoint's shards and replicas; nil for a single server.
+	cluster *cluster
+	// rowKeys reads the sharding-key values of a batch's rows (canonicalRowKeys).
+	rowKeys rowKeys
 }
 
 var (
@@ -63,6 +71,8 @@ type pool struct {
 	stringSettings bool
 	// version is the server's major.minor.
 	major, minor uint64
+	// http inserts RowBinary batches; nil when the endpoint names no HTTP address.
+	http *httpInserter
 }
 
 // New validates cfg and returns a store. It connects to nothing until the first call.
@@ -74,7 +84,15 @@ func New(cfg Config, deps Deps) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{cfg: cfg.withDefaults(), log: log, pools: map[string]*slot{}}, nil
+	s := &Store{cfg: cfg.withDefaults(), log: log, pools: map[string]*slot{}, rowKeys: canonicalRowKeys}
+	if s.cfg.Cluster.enabled() {
+		c, err := newCluster(s.cfg.Cluster, deps)
+		if err != nil {
+			return nil, err
+		}
+		s.cluster = c
+	}
+	return s, nil
 }
 
 // endpoint returns the server settings of tenant, falling back to the default endpoint.
@@ -85,6 +103,9 @@ func (s *Store) endpoint(tenant string) Endpoint {
 	}
 	if len(e.Addr) == 0 {
 		e.Addr = s.cfg.Addr
+		if len(e.HTTPAddr) == 0 {
+			e.HTTPAddr = s.cfg.HTTPAddr
+		}
 	}
 	if e.Username == "" {
 		e.Username = s.cfg.Username
@@ -109,7 +130,11 @@ func (s *Store) pool(ctx context.Context, target store.Target) (*pool, error) {
 	if target.Database == "" {
 		return nil, fmt.Errorf("%w: target has no database", store.ErrRejected)
 	}
-	key := s.poolKey(target)
+	return s.poolFor(ctx, s.poolKey(target), s.endpoint(target.Tenant), target.Database)
+}
+
+// poolFor returns the pool named key, opening it on e with database as the current database.
+func (s *Store) poolFor(ctx context.Context, key string, e Endpoint, database string) (*pool, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -127,7 +152,7 @@ func (s *Store) pool(ctx context.Context, target store.Target) (*pool, error) {
 	if sl.p != nil {
 		return sl.p, nil
 	}
-	p, err := s.open(ctx, s.endpoint(target.Tenant), target.Database)
+	p, err := s.open(ctx, e, database)
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +215,9 @@ func (s *Store) open(ctx context.Context, e Endpoint, database string) (*pool, e
 		return nil, translate(err, store.OpQuery)
 	}
 	p := &pool{conn: conn, nativeParams: v.Revision >= 54459, stringSettings: v.Revision > 54429, major: v.Version.Major, minor: v.Version.Minor}
+	if len(e.HTTPAddr) > 0 {
+		p.http = newHTTPInserter(e, opts.Auth.Password, database, opts.TLS, s.cfg)
+	}
 	s.log.Info("clickhouse connected", "addr", e.Addr, "version", v.Version.String(), "revision", v.Revision,
 		"native_parameters", p.nativeParams)
 	if !p.dedupTokenSupported() {
@@ -273,6 +301,9 @@ func (s *Store) Close(context.Context) error {
 	for _, sl := range pools {
 		sl.mu.Lock()
 		if sl.p != nil {
+			if sl.p.http != nil {
+				sl.p.http.close()
+			}
 			errs = append(errs, sl.p.conn.Close())
 			sl.p = nil
 		}

@@ -34,7 +34,7 @@ func Wrap(next store.Store, reg prometheus.Registerer) (*Store, error) {
 			Name: "wavehouse_store_insert_rows_total", Help: "Rows in insert batches, by table and outcome.",
 		}, []string{"table", "outcome"}),
 		insertBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "wavehouse_store_insert_bytes_total", Help: "Canonical bytes in insert batches, by table and outcome.",
+			Name: "wavehouse_store_insert_bytes_total", Help: "Row bytes in insert batches (RowBinary; canonical JSON for version 1 backlogs), by table and outcome.",
 		}, []string{"table", "outcome"}),
 		insertDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "wavehouse_store_insert_duration_seconds", Help: "Insert latency, by table and outcome.",
@@ -76,7 +76,7 @@ func (s *Store) Insert(ctx context.Context, b store.Batch) error {
 	start := time.Now()
 	err := s.next.Insert(ctx, b)
 	o := outcome(err)
-	s.insertRows.WithLabelValues(b.Table, o).Add(float64(len(b.Rows)))
+	s.insertRows.WithLabelValues(b.Table, o).Add(float64(b.Len()))
 	s.insertBytes.WithLabelValues(b.Table, o).Add(float64(b.Bytes()))
 	s.insertDuration.WithLabelValues(b.Table, o).Observe(time.Since(start).Seconds())
 	return s.count("insert", err)

@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
+	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
 
@@ -26,11 +28,11 @@ var commonRowsBack = []string{
 
 const commonSelect = "SELECT id, s, fs, i8, i64, u64, f32, f64, d, dt, dtz, ns, arr, an, lc, uid, dec, e, tup, dflt FROM %s.common ORDER BY id"
 
-func testInsertReadBack(t *testing.T, h *Harness, _ Caps) {
+func testInsertReadBack(t *testing.T, h *Harness, _ Caps, enc encoding) {
 	s := h.Store
 	target := database(t, s)
 	exec(t, s, target, sprintf(commonDDL, target.Database))
-	err := s.Insert(t.Context(), store.Batch{Target: target, Table: "common", Columns: commonCols, Rows: rowsOf(commonRows...)})
+	err := s.Insert(t.Context(), enc(t, s, target, "common", commonCols, commonRows...))
 	if err != nil {
 		t.Fatalf("insert: %v", err)
 	}
@@ -45,7 +47,7 @@ var modernRows = []string{
 	`[2,"1900-01-01 00:00:00.000","2299-12-31",false,{},"255.255.255.255","::ffff:1.2.3.4",170141183460469231731687303715884105727,["",7],{"a":{"b":"c"}}]`,
 }
 
-func testInsertModernReadBack(t *testing.T, h *Harness, caps Caps) {
+func testInsertModernReadBack(t *testing.T, h *Harness, caps Caps, enc encoding) {
 	if !caps.ModernTypes {
 		t.Log("engine has no modern types (capability ModernTypes=false); nothing to check")
 		return
@@ -53,7 +55,7 @@ func testInsertModernReadBack(t *testing.T, h *Harness, caps Caps) {
 	s := h.Store
 	target := database(t, s)
 	exec(t, s, target, sprintf(modernDDL, target.Database))
-	err := s.Insert(t.Context(), store.Batch{Target: target, Table: "modern", Columns: modernCols, Rows: rowsOf(modernRows...)})
+	err := s.Insert(t.Context(), enc(t, s, target, "modern", modernCols, modernRows...))
 	if err != nil {
 		t.Fatalf("insert: %v", err)
 	}
@@ -61,13 +63,13 @@ func testInsertModernReadBack(t *testing.T, h *Harness, caps Caps) {
 	equalRows(t, got, modernRows)
 }
 
-func testInsertDefaults(t *testing.T, h *Harness, _ Caps) {
+func testInsertDefaults(t *testing.T, h *Harness, _ Caps, enc encoding) {
 	s := h.Store
 	target := database(t, s)
 	exec(t, s, target, sprintf(commonDDL, target.Database))
 	cols := commonCols[:len(commonCols)-1] // without dflt
 	row := commonRows[0][:len(commonRows[0])-len(",0]")] + "]"
-	if err := s.Insert(t.Context(), store.Batch{Target: target, Table: "common", Columns: cols, Rows: rowsOf(row)}); err != nil {
+	if err := s.Insert(t.Context(), enc(t, s, target, "common", cols, row)); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	got := mustQuery(t, s, target, sprintf("SELECT id, dflt, mat, al FROM %s.common", target.Database))
@@ -96,13 +98,139 @@ func testInsertRejected(t *testing.T, h *Harness, _ Caps) {
 	}
 }
 
-func testInsertUnknownColumn(t *testing.T, h *Harness, _ Caps) {
+func testInsertUnknownColumn(t *testing.T, h *Harness, _ Caps, enc encoding) {
 	s := h.Store
 	target := database(t, s)
 	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64) ENGINE = MergeTree ORDER BY id", target.Database))
-	err := s.Insert(t.Context(), store.Batch{Target: target, Table: "t", Columns: []string{"id", "nope"}, Rows: rowsOf(`[1,2]`)})
+	b := store.Batch{Target: target, Table: "t", Columns: []string{"id", "nope"}, Rows: rowsOf(`[1,2]`)}
+	if enc(t, s, target, "t", []string{"id"}, `[1]`).RowBinary != nil {
+		b = store.Batch{Target: target, Table: "t", Columns: []string{"id", "nope"}, Types: []string{"UInt64", "UInt8"},
+			RowBinary: []byte{1, 0, 0, 0, 0, 0, 0, 0, 2}, Count: 1}
+	}
+	err := s.Insert(t.Context(), b)
 	wantErr(t, "insert naming a missing column", err, store.ErrUnknownColumn)
 	if !store.SchemaChanged(err) {
 		t.Errorf("unknown column must mean the schema changed: %v", err)
 	}
+}
+
+// testInsertRowBinaryRejected: RowBinary bytes that do not match the table's columns fail the
+// whole insert permanently; nothing of it lands.
+func testInsertRowBinaryRejected(t *testing.T, h *Harness, _ Caps) {
+	s := h.Store
+	target := database(t, s)
+	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64, v UInt8, d Date) ENGINE = MergeTree ORDER BY id", target.Database))
+	good := rowBinaryBatch(t, s, target, "t", []string{"id", "v", "d"}, `[1,1,"2024-01-01"]`, `[3,3,"2024-01-03"]`)
+	for name, data := range map[string][]byte{
+		"truncated":   good.RowBinary[:len(good.RowBinary)-1],
+		"extra bytes": append(append([]byte(nil), good.RowBinary...), 7),
+	} {
+		b := good
+		b.RowBinary = data
+		err := s.Insert(t.Context(), b)
+		wantErr(t, "RowBinary insert "+name, err, store.ErrRejected)
+		if store.IsTransient(err) {
+			t.Errorf("%s: a rejected insert must be permanent", name)
+		}
+	}
+	if n := count(t, s, target, "t"); n != "0" {
+		t.Fatalf("%s rows visible after rejected inserts, want 0", n)
+	}
+	if err := s.Insert(t.Context(), good); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	if n := count(t, s, target, "t"); n != "2" {
+		t.Fatalf("%s rows after the good insert, want 2", n)
+	}
+}
+
+// encoding builds the batch of rows (canonical JSON arrays) for cols of table.
+type encoding func(t *testing.T, s store.Store, target store.Target, table string, cols []string, rows ...string) store.Batch
+
+func canonicalBatch(_ *testing.T, _ store.Store, target store.Target, table string, cols []string, rows ...string) store.Batch {
+	return store.Batch{Target: target, Table: table, Columns: cols, Rows: rowsOf(rows...)}
+}
+
+// rowBinaryBatch encodes rows as RowBinary in the types the store reports for cols.
+func rowBinaryBatch(t *testing.T, s store.Store, target store.Target, table string, cols []string, rows ...string) store.Batch {
+	t.Helper()
+	all, err := s.Columns(t.Context(), target, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]*chtype.Type, len(cols))
+	b := store.Batch{Target: target, Table: table, Columns: cols, Types: make([]string, len(cols)), Count: len(rows)}
+	for i, name := range cols {
+		for _, c := range all {
+			if c.Name == name {
+				types[i], b.Types[i] = c.Type, c.TypeName
+			}
+		}
+		if types[i] == nil {
+			t.Fatalf("table %s has no column %s", table, name)
+		}
+	}
+	for ri, row := range rows {
+		var vals []json.RawMessage
+		if err := json.Unmarshal([]byte(row), &vals); err != nil || len(vals) != len(cols) {
+			t.Fatalf("row %d is not a JSON array of %d values", ri, len(cols))
+		}
+		for i, v := range vals {
+			if b.RowBinary, err = types[i].AppendRowBinary(b.RowBinary, v); err != nil {
+				t.Fatalf("row %d column %s: %v", ri, cols[i], err)
+			}
+		}
+	}
+	return b
+}
+
+// bothEncodings runs fn once with canonical JSON rows (version 1 backlogs) and once with
+// RowBinary rows.
+func bothEncodings(fn func(t *testing.T, h *Harness, caps Caps, enc encoding)) func(t *testing.T, h *Harness, caps Caps) {
+	return func(t *testing.T, h *Harness, caps Caps) {
+		t.Run("RowBinary", func(t *testing.T) { fn(t, h, caps, rowBinaryBatch) })
+		t.Run("CanonicalJSON", func(t *testing.T) { fn(t, h, caps, canonicalBatch) })
+	}
+}
+
+// testInsertRowBinaryAnyBytes: RowBinary is binary — values whose bytes look like text
+// separators (newlines, empty lines, ';', CR LF, NUL) insert intact and completely. Inline
+// data on the embedded engine was cut at such bytes, sometimes without an error.
+func testInsertRowBinaryAnyBytes(t *testing.T, h *Harness, _ Caps) {
+	s := h.Store
+	target := database(t, s)
+	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64, s String) ENGINE = MergeTree ORDER BY id", target.Database))
+	rows := []string{`[10,"a"]`, `[2570,"\n\n;"]`, `[168430090,""]`, `[59,"\r\n\r\n"]`, `[3338,"\u0000;\n"]`, `[32,"end"]`}
+	if err := s.Insert(t.Context(), rowBinaryBatch(t, s, target, "t", []string{"id", "s"}, rows...)); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	got := mustQuery(t, s, target, sprintf("SELECT id, s FROM %s.t ORDER BY id", target.Database))
+	equalRows(t, got, []string{`[10,"a"]`, `[32,"end"]`, `[59,"\r\n\r\n"]`, `[2570,"\n\n;"]`, `[3338,"\u0000;\n"]`, `[168430090,""]`})
+}
+
+// testInsertRowBinaryTypeChanged: rows encoded before a column's type changed (Int64 and
+// String in the frame, Int32 and Nullable(String) in the table now) insert with their values
+// converted, as a text insert would, instead of being read as the new type's bytes.
+func testInsertRowBinaryTypeChanged(t *testing.T, h *Harness, _ Caps) {
+	s := h.Store
+	target := database(t, s)
+	exec(t, s, target, sprintf("CREATE TABLE %s.t (id UInt64, v Int32, s Nullable(String)) ENGINE = MergeTree ORDER BY id", target.Database))
+	var data []byte
+	for _, row := range [][3]string{{"1", "5", `"a"`}, {"2", "-7", `"bc"`}} {
+		for i, typ := range []string{"UInt64", "Int64", "String"} {
+			ty, err := chtype.Parse(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err = ty.AppendRowBinary(data, []byte(row[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b := store.Batch{Target: target, Table: "t", Columns: []string{"id", "v", "s"}, Types: []string{"UInt64", "Int64", "String"}, RowBinary: data, Count: 2}
+	if err := s.Insert(t.Context(), b); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	got := mustQuery(t, s, target, sprintf("SELECT id, v, s FROM %s.t ORDER BY id", target.Database))
+	equalRows(t, got, []string{`[1,5,"a"]`, `[2,-7,"bc"]`})
 }

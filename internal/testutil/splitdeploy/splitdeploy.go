@@ -68,8 +68,42 @@ type Backends struct {
 	CredsDir    string // access key id and secret files for dynalite
 	// Idempotency turns on idempotency (dedupe.backend dynamodb) in every process's config.
 	Idempotency bool
+	// Cluster, when set (UseCluster), is the store instead of CH: store.clickhouse.cluster with
+	// its shards and ClusterInsert as the insert mode.
+	Cluster       *testsvc.ClickHouseCluster
+	ClusterInsert string
 	// nats, when set (SecureNATS), gives every role its own NATS user.
 	nats *natsAuth
+}
+
+// UseCluster makes the deployment's store the ClickHouse cluster c in insert mode insert, with
+// the deployment's database created on every node (and dropped in t.Cleanup).
+func (b *Backends) UseCluster(t testing.TB, c *testsvc.ClickHouseCluster, insert string) {
+	t.Helper()
+	b.Cluster, b.ClusterInsert = c, insert
+	for _, n := range c.Nodes() {
+		if _, err := n.Query(t.Context(), "CREATE DATABASE IF NOT EXISTS "+b.Database); err != nil {
+			t.Fatalf("create database on %s: %v", n.NativeAddr, err)
+		}
+		t.Cleanup(func() { _, _ = n.Query(context.Background(), "DROP DATABASE IF EXISTS "+b.Database) })
+	}
+}
+
+// storeYAML is the clickhouse block of the store section.
+func (b *Backends) storeYAML() string {
+	if b.Cluster == nil {
+		return fmt.Sprintf("    addrs: [%q]\n%s    database: %s\n", b.CH.NativeAddr, httpAddrs(b.CH.HTTPAddr), b.Database)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "    database: %s\n    cluster:\n      name: %s\n      insert: %s\n      shards:\n", b.Database, b.Cluster.Name, b.ClusterInsert)
+	for _, shard := range b.Cluster.Shards {
+		var addrs []string
+		for _, n := range shard {
+			addrs = append(addrs, fmt.Sprintf("%q", n.NativeAddr))
+		}
+		fmt.Fprintf(&sb, "        - replicas: [%s]\n", strings.Join(addrs, ", "))
+	}
+	return sb.String()
 }
 
 // New returns Backends over srv with a unique database (created now, dropped in t.Cleanup),
@@ -142,9 +176,7 @@ sweeper:
 %sstore:
   backend: clickhouse
   clickhouse:
-    addrs: [%q]
-    database: %s
-mq:
+%smq:
   backend: nats
   prefix: %s
   nats:
@@ -168,7 +200,7 @@ coord:
   backend: nats
   lease: 2s
 `, role, name, dataDir(dir), HistoryWindow, SweepInterval, idem,
-		b.CH.NativeAddr, b.Database, b.Prefix, strings.Join(urls, ", "), user, b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.storeYAML(), b.Prefix, strings.Join(urls, ", "), user, b.Replicas, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
@@ -218,4 +250,13 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 func (p *Proc) OperatorKey(t testing.TB) string {
 	t.Helper()
 	return gatewaybin.OperatorKey(t, dataDir(p.Process.Dir()))
+}
+
+// httpAddrs is the store.clickhouse.http_addrs line of the config (inserts as RowBinary over
+// HTTP), empty when the server's HTTP address is unknown.
+func httpAddrs(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return fmt.Sprintf("    http_addrs: [%q]\n", addr)
 }
