@@ -1,0 +1,182 @@
+package console_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+)
+
+// consolePaths are requests to every kind of console route, assets included.
+var consolePaths = []struct{ method, path string }{
+	{http.MethodGet, "/console/"},
+	{http.MethodGet, "/console/app.js"},
+	{http.MethodGet, "/console/app.css"},
+	{http.MethodGet, "/console/index.html"},
+	{http.MethodGet, "/console/api/session"},
+	{http.MethodGet, "/console/api/stats"},
+	{http.MethodGet, "/console/api/tables?tenant=acme"},
+	{http.MethodGet, "/console/api/tables/events?tenant=acme"},
+	{http.MethodGet, "/console/api/stream/events?tenant=acme"},
+	{http.MethodPost, "/console/api/query?tenant=acme"},
+	{http.MethodGet, "/console/api/dlq?tenant=acme"},
+	{http.MethodGet, "/console/api/dlq/events?tenant=acme"},
+	{http.MethodPost, "/console/api/dlq/events/replay?tenant=acme"},
+	{http.MethodDelete, "/console/api/dlq/events?tenant=acme"},
+	{http.MethodPost, "/console/logout"},
+}
+
+func TestConsole(t *testing.T) {
+	g := startGateway(t)
+	g.sql(t, "CREATE TABLE events (id String, n UInt32, CONSTRAINT small CHECK n < 1000) ENGINE = MergeTree() ORDER BY id")
+
+	t.Run("refused without the operator credential", func(t *testing.T) {
+		for _, c := range consolePaths {
+			for _, tc := range []struct{ name, token string }{{"no credential", ""}, {"tenant key", g.Tenant}, {"wrong key", strings.Repeat("x", 48)}} {
+				r := g.do(t, c.method, c.path, tc.token, "")
+				if r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
+					t.Errorf("%s %s with %s: %s, want 401 or 403", c.method, c.path, tc.name, r)
+				}
+				if strings.Contains(string(r.Body), "whChart") || strings.Contains(string(r.Body), "view-overview") {
+					t.Errorf("%s %s with %s served console content", c.method, c.path, tc.name)
+				}
+			}
+		}
+		// A navigation without the cookie gets the login form; the operator key as bearer works.
+		if r := g.do(t, http.MethodGet, "/console/", "", "", "Accept", "text/html"); r.Status != http.StatusUnauthorized || !strings.Contains(string(r.Body), `name="key"`) {
+			t.Errorf("GET /console/ as a browser without a session: %s, want 401 and the login form", r)
+		}
+		if r := g.do(t, http.MethodGet, "/console/api/stats", g.Operator, ""); r.Status != http.StatusOK {
+			t.Errorf("stats with the operator key: %s, want 200", r)
+		}
+		if r := g.do(t, http.MethodPost, "/console/login", "", "key=wrong", "Content-Type", "application/x-www-form-urlencoded"); r.Status != http.StatusUnauthorized {
+			t.Errorf("login with a wrong key: %s, want 401", r)
+		}
+		// A session cookie alone does not change state without the console's CSRF header.
+		login := g.do(t, http.MethodPost, "/console/login", "", "key="+g.Operator, "Content-Type", "application/x-www-form-urlencoded", "Accept", "application/json")
+		cookie := login.Header.Get("Set-Cookie")
+		if login.Status != http.StatusOK || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
+			t.Fatalf("login: %s (Set-Cookie %q), want 200 and an HttpOnly SameSite=Strict cookie", login, cookie)
+		}
+		session := strings.SplitN(cookie, ";", 2)[0]
+		if r := g.do(t, http.MethodGet, "/console/api/stats", "", "", "Cookie", session); r.Status != http.StatusOK {
+			t.Errorf("stats with the session cookie: %s, want 200", r)
+		}
+		if r := g.do(t, http.MethodDelete, "/console/api/dlq/events?tenant=acme", "", "", "Cookie", session); r.Status != http.StatusForbidden || r.Code() != "auth.console_csrf" {
+			t.Errorf("purge with the cookie and no CSRF header: %s, want 403 auth.console_csrf", r)
+		}
+		if r := g.do(t, http.MethodGet, "/console/api/stats", "", "", "Cookie", session+"0"); r.Status != http.StatusUnauthorized {
+			t.Errorf("stats with a tampered cookie: %s, want 401", r)
+		}
+	})
+
+	ctx := browser(t)
+	if ctx == nil {
+		return
+	}
+	run(t, ctx, "log in", chromedp.Navigate(g.client.Base+"/console/"),
+		chromedp.WaitVisible(chromedp.CSS("#key")),
+		chromedp.SendKeys(chromedp.CSS("#key"), g.Operator),
+		chromedp.Submit(chromedp.CSS("#key")),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+
+	t.Run("overview counters move and the tail shows the row", func(t *testing.T) {
+		run(t, ctx, "overview", chromedp.Navigate(g.client.Base+"/console/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+		poll.Until(t, 20*time.Second, "the overview's first numbers", func() bool { return text(ctx, "#total-accepted") != "–" })
+		before, _ := strconv.ParseFloat(text(ctx, "#total-accepted"), 64)
+		g.ingest(t, "events", `{"id":"a","n":1}`+"\n"+`{"id":"b","n":2}`+"\n"+`{"id":"c","n":3}`)
+		poll.Until(t, 20*time.Second, "rows accepted to move by 3 on the overview", func() bool {
+			v, err := strconv.ParseFloat(text(ctx, "#total-accepted"), 64)
+			return err == nil && v >= before+3
+		})
+		poll.Until(t, 20*time.Second, "rows inserted on the overview", func() bool {
+			v, err := strconv.ParseFloat(text(ctx, "#total-inserted"), 64)
+			return err == nil && v >= 3
+		})
+		screenshot(t, ctx, "overview")
+
+		run(t, ctx, "tables", chromedp.Navigate(g.client.Base+"/console/#tables"))
+		poll.Until(t, 20*time.Second, "the events table with its parts", func() bool {
+			return text(ctx, `#tables-grid tr[data-table="events"] .parts`) != "" && text(ctx, `#tables-grid tr[data-table="events"] .parts`) != "0"
+		})
+		screenshot(t, ctx, "tables")
+
+		run(t, ctx, "start the tail", chromedp.Navigate(g.client.Base+"/console/#tail"))
+		poll.Until(t, 20*time.Second, "events in the tail's table list", func() bool {
+			return strings.Contains(text(ctx, "#tail-table"), "events")
+		})
+		run(t, ctx, "start the tail", chromedp.SetValue(chromedp.CSS("#tail-table"), "events"), chromedp.Click(chromedp.CSS("#tail-start")))
+		poll.Until(t, 20*time.Second, "the tail to be live", func() bool { return strings.HasPrefix(text(ctx, "#tail-status"), "Live") })
+		g.ingest(t, "events", `{"id":"tail-1","n":7}`)
+		poll.Until(t, 20*time.Second, "the row in the tail", func() bool { return strings.Contains(text(ctx, "#tail-rows"), "tail-1") })
+
+		// Paused, rows that arrive are not shown; resumed from the last id, they are, once.
+		run(t, ctx, "pause", chromedp.Click(chromedp.CSS("#tail-pause")))
+		g.ingest(t, "events", `{"id":"tail-2","n":8}`)
+		if strings.Contains(text(ctx, "#tail-rows"), "tail-2") {
+			t.Fatal("a paused tail showed a new row")
+		}
+		run(t, ctx, "resume", chromedp.Click(chromedp.CSS("#tail-resume")))
+		poll.Until(t, 20*time.Second, "the row sent while paused, after resuming", func() bool { return strings.Contains(text(ctx, "#tail-rows"), "tail-2") })
+		if n := strings.Count(text(ctx, "#tail-rows"), "tail-1"); n != 1 {
+			t.Fatalf("tail-1 shown %d times after resuming from the last id, want once", n)
+		}
+		screenshot(t, ctx, "tail")
+	})
+
+	t.Run("a bad row shows in the dead letters and lands after the fix and a replay", func(t *testing.T) {
+		g.do(t, http.MethodPost, "/v1/ingest/events", g.Tenant, `{"id":"big","n":5000}`, "Content-Type", "application/x-ndjson")
+		run(t, ctx, "dead letters", chromedp.Navigate(g.client.Base+"/console/#dlq"))
+		poll.Until(t, 60*time.Second, "events in the dead-letter view", func() bool {
+			if !strings.Contains(text(ctx, "#dlq-tables"), "events") {
+				run(t, ctx, "reload", chromedp.Reload())
+				return false
+			}
+			return true
+		})
+		run(t, ctx, "open the entries", chromedp.Click(chromedp.CSS(`#dlq-tables tr[data-table="events"] button`)))
+		poll.Until(t, 20*time.Second, "the entry's reason", func() bool {
+			return strings.Contains(strings.ToLower(text(ctx, "#dlq-entries")), "constraint")
+		})
+		run(t, ctx, "inspect", chromedp.Click(chromedp.CSS(`#dlq-entries button`)))
+		poll.Until(t, 10*time.Second, "the inspected record", func() bool { return strings.Contains(text(ctx, "#dlq-inspect"), `big`) })
+		screenshot(t, ctx, "dead-letters")
+
+		g.sql(t, "ALTER TABLE events DROP CONSTRAINT small")
+		run(t, ctx, "dry run", chromedp.Click(chromedp.CSS("#dlq-dry")))
+		poll.Until(t, 20*time.Second, "the dry run's report", func() bool { return strings.Contains(text(ctx, "#dlq-report"), "Dry run: 1 entries") })
+		run(t, ctx, "replay", chromedp.Click(chromedp.CSS("#dlq-replay")), chromedp.WaitVisible(chromedp.CSS("#confirm-ok")), chromedp.Click(chromedp.CSS("#confirm-ok")))
+		poll.Until(t, 20*time.Second, "the replay's report", func() bool { return strings.Contains(text(ctx, "#dlq-report"), "1 replayed") })
+		poll.Until(t, 60*time.Second, "the replayed row in the table", func() bool {
+			r := g.do(t, http.MethodPost, "/v1/query", g.Tenant, `{"sql":"SELECT id, n FROM events WHERE id = 'big'"}`, "Cache-Control", "no-cache")
+			return r.OK() && strings.Contains(string(r.Body), `"big"`) && strings.Contains(string(r.Body), `5000`)
+		})
+	})
+
+	t.Run("a query returns rows and says HIT when repeated", func(t *testing.T) {
+		run(t, ctx, "query", chromedp.Navigate(g.client.Base+"/console/#query"),
+			chromedp.WaitVisible(chromedp.CSS("#query-sql")),
+			chromedp.SetValue(chromedp.CSS("#query-sql"), "SELECT id, n FROM events WHERE n >= {min:UInt32} ORDER BY id"),
+			chromedp.SetValue(chromedp.CSS("#query-params"), `{"min": 2}`),
+			chromedp.Click(chromedp.CSS("#query-run")))
+		poll.Until(t, 20*time.Second, "the first answer", func() bool { return text(ctx, "#query-cache") == "MISS" })
+		if got := text(ctx, "#query-grid"); !strings.Contains(got, "tail-1") || strings.Contains(got, "\ta\t") {
+			t.Fatalf("the grid shows %q, want the rows with n >= 2", got)
+		}
+		rows := text(ctx, "#query-rows")
+		run(t, ctx, "repeat", chromedp.Click(chromedp.CSS("#query-run")))
+		poll.Until(t, 20*time.Second, "HIT on the repeat", func() bool { return text(ctx, "#query-cache") == "HIT" })
+		if got := text(ctx, "#query-rows"); got != rows {
+			t.Fatalf("the cached answer has %s rows, the first %s", got, rows)
+		}
+		if !strings.Contains(text(ctx, "#query-elapsed"), "ms") {
+			t.Fatalf("elapsed %q, want milliseconds", text(ctx, "#query-elapsed"))
+		}
+		screenshot(t, ctx, "query")
+	})
+}
