@@ -40,7 +40,7 @@ func TestConsole(t *testing.T) {
 			for _, tc := range []struct{ name, token string }{{"no credential", ""}, {"tenant key", g.Tenant}, {"wrong key", strings.Repeat("x", 48)}} {
 				r := g.do(t, c.method, c.path, tc.token, "")
 				if r.Status != http.StatusUnauthorized && r.Status != http.StatusForbidden {
-					t.Errorf("%s %s with %s: %s, want 401 or 403", c.method, c.path, tc.name, r)
+					t.Errorf("%s %s with %s: %d %.80q, want 401 or 403", c.method, c.path, tc.name, r.Status, r.Body)
 				}
 				if strings.Contains(string(r.Body), "whChart") || strings.Contains(string(r.Body), "view-overview") {
 					t.Errorf("%s %s with %s served console content", c.method, c.path, tc.name)
