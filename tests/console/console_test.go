@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -178,5 +179,46 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("elapsed %q, want milliseconds", text(ctx, "#query-elapsed"))
 		}
 		screenshot(t, ctx, "query")
+	})
+
+	t.Run("every view fits a phone's width", func(t *testing.T) {
+		run(t, ctx, "phone viewport", chromedp.EmulateViewport(390, 844))
+		defer run(t, ctx, "reset viewport", chromedp.EmulateReset())
+		for _, view := range []string{"overview", "tables", "tail", "dlq", "query"} {
+			run(t, ctx, view, chromedp.Navigate(g.client.Base+"/console/#"+view), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			overflow, err := chromedp.Run(c, chromedp.Evaluate[float64](`document.documentElement.scrollWidth - window.innerWidth`))
+			cancel()
+			if err != nil || overflow > 0 {
+				t.Errorf("view %s at 390 px: the page is %v px wider than the screen (%v)", view, overflow, err)
+			}
+			if view == "overview" {
+				screenshot(t, ctx, "overview-phone")
+			}
+		}
+	})
+
+	t.Run("a store that is down is named in each view", func(t *testing.T) {
+		run(t, ctx, "pick offline", chromedp.Navigate(g.client.Base+"/console/#tables"),
+			chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+			chromedp.SetValue(chromedp.CSS("#tenant"), "offline"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById("tenant").dispatchEvent(new Event("change"))`))
+		poll.Until(t, 30*time.Second, "the tables view to name the store", func() bool {
+			return strings.Contains(text(ctx, "#tables-status"), "store is unavailable")
+		})
+		run(t, ctx, "query offline", chromedp.Navigate(g.client.Base+"/console/#query"),
+			chromedp.WaitVisible(chromedp.CSS("#query-sql")),
+			chromedp.SetValue(chromedp.CSS("#query-sql"), "SELECT 1 FROM t"),
+			chromedp.Click(chromedp.CSS("#query-run")))
+		poll.Until(t, 30*time.Second, "the query view to say the store is down", func() bool {
+			return strings.Contains(text(ctx, "#query-status"), "store.unavailable")
+		})
+		run(t, ctx, "dead letters of offline", chromedp.Navigate(g.client.Base+"/console/#dlq"))
+		poll.Until(t, 20*time.Second, "the dead-letter view, whose queue is up", func() bool {
+			return text(ctx, "#dlq-status") == "No dead letters."
+		})
+		// Back to acme for whoever runs next.
+		run(t, ctx, "pick acme", chromedp.SetValue(chromedp.CSS("#tenant"), "acme"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById("tenant").dispatchEvent(new Event("change"))`))
 	})
 }

@@ -33,8 +33,8 @@ func TestMain(m *testing.M) {
 	os.Exit(gatewaybin.Main(m, gatewaybin.Suite{Name: "console", LeakCheck: true}, &binaryPath))
 }
 
-// gateway is one all-in-one process with an operator key and the tenant "acme", whose key has
-// every scope.
+// gateway is one all-in-one process with an operator key, the tenant "acme", whose key has
+// every scope, and the tenant "offline", whose own ClickHouse server is down.
 type gateway struct {
 	proc     *gatewaybin.Process
 	client   gatewaybin.Client
@@ -67,6 +67,9 @@ func startGateway(t *testing.T) *gateway {
 	opFile := write("operator.key", g.Operator+"\n")
 	write("settings/tenants/acme.yaml", "database: acme\nkeys:\n  "+
 		auth.KeyYAML(key, []auth.Scope{auth.ScopeIngest, auth.ScopeQuery, auth.ScopeStream, auth.ScopeAdmin}, nil, time.Time{})+"\n")
+	// offline's own ClickHouse is a port nothing listens on: the console must say its store is down.
+	pw := write("offline.password", "unused\n")
+	write("settings/tenants/offline.yaml", fmt.Sprintf("database: offline\nclickhouse:\n  addrs: [\"127.0.0.1:9\"]\n  user: default\n  password_file: %s\n", pw))
 	cfg := write("config.yaml", fmt.Sprintf(`server:
   listen: 127.0.0.1:0
 ops:
