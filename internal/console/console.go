@@ -103,7 +103,7 @@ func (c *Console) Routes(mux *http.ServeMux) {
 	mux.Handle("POST /console/logout", c.Guard(http.HandlerFunc(c.logout)))
 	mux.Handle("GET /console/{$}", c.Guard(c.page("index.html")))
 	mux.Handle("GET /console/{file}", c.Guard(c.static))
-	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
+	mux.Handle("GET /console", c.Guard(http.RedirectHandler("/console/", http.StatusMovedPermanently)))
 	mux.Handle("GET /console/api/session", c.Guard(http.HandlerFunc(c.session)))
 	mux.Handle("GET /console/api/stats", c.Guard(http.HandlerFunc(c.serveStats)))
 	mux.Handle("GET /console/api/tables", c.Guard(http.HandlerFunc(c.tables)))

@@ -15,6 +15,7 @@ import (
 
 // consolePaths are requests to every kind of console route, assets included.
 var consolePaths = []struct{ method, path string }{
+	{http.MethodGet, "/console"},
 	{http.MethodGet, "/console/"},
 	{http.MethodGet, "/console/app.js"},
 	{http.MethodGet, "/console/app.css"},
@@ -166,10 +167,11 @@ func TestConsole(t *testing.T) {
 			chromedp.SetValue(chromedp.CSS("#query-params"), `{"min": 2}`),
 			chromedp.Click(chromedp.CSS("#query-run")))
 		poll.Until(t, 20*time.Second, "the first answer", func() bool { return text(ctx, "#query-cache") == "MISS" })
-		if got := text(ctx, "#query-grid"); !strings.Contains(got, "tail-1") || strings.Contains(got, "\ta\t") {
-			t.Fatalf("the grid shows %q, want the rows with n >= 2", got)
-		}
+		want := g.do(t, http.MethodPost, "/v1/query", g.Tenant, `{"sql":"SELECT toString(count()) AS c FROM events WHERE n >= 2"}`, "Cache-Control", "no-cache")
 		rows := text(ctx, "#query-rows")
+		if got := text(ctx, "#query-grid"); !strings.Contains(got, "tail-1") || !strings.Contains(string(want.Body), `"c":"`+rows+`"`) {
+			t.Fatalf("the grid shows %s rows %q; the same query over /v1/query: %s", rows, got, want)
+		}
 		run(t, ctx, "repeat", chromedp.Click(chromedp.CSS("#query-run")))
 		poll.Until(t, 20*time.Second, "HIT on the repeat", func() bool { return text(ctx, "#query-cache") == "HIT" })
 		if got := text(ctx, "#query-rows"); got != rows {
@@ -179,6 +181,19 @@ func TestConsole(t *testing.T) {
 			t.Fatalf("elapsed %q, want milliseconds", text(ctx, "#query-elapsed"))
 		}
 		screenshot(t, ctx, "query")
+	})
+
+	t.Run("the views are reachable with the keyboard", func(t *testing.T) {
+		run(t, ctx, "overview", chromedp.Navigate(g.client.Base+"/console/#overview"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
+		for _, view := range []string{"tables", "tail", "dlq", "query", "overview"} {
+			run(t, ctx, "focus "+view, chromedp.Focus(chromedp.CSS(`nav a[data-view="`+view+`"]`)), chromedp.KeyEvent("\r"))
+			poll.Until(t, 10*time.Second, "the "+view+" view after Enter on its link", func() bool {
+				c, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				visible, err := chromedp.Run(c, chromedp.Evaluate[bool](`!document.getElementById("view-`+view+`").hidden && document.querySelector('nav a[aria-current="page"]').dataset.view === "`+view+`"`))
+				return err == nil && visible
+			})
+		}
 	})
 
 	t.Run("every view fits a phone's width", func(t *testing.T) {
