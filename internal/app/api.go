@@ -43,7 +43,7 @@ type apiDeps struct {
 }
 
 // buildAPI creates the public API listener. It never serves ops routes (probes, metrics, pprof);
-// it serves the operator console under /console (docs/adr/0009-operator-console-on-the-api-listener.md).
+// it serves the operator console under /console (docs/adr/0010-operator-console-on-the-api-listener.md).
 func buildAPI(e env, d apiDeps) (*listener, error) {
 	if d.warning != "" {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)

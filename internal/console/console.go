@@ -1,5 +1,5 @@
 // Package console serves the operator console: a small web application under /console on the
-// API listener (docs/console.md, docs/adr/0009-operator-console-on-the-api-listener.md). Its
+// API listener (docs/console.md, docs/adr/0010-operator-console-on-the-api-listener.md). Its
 // pages, scripts and styles are embedded in the binary; every route, assets included, needs the
 // operator key, proved once on the login form and then by a session cookie
 // (auth.Authenticator.RequireConsole). The JSON it adds is the overview's stats, computed here
