@@ -8,7 +8,7 @@ COMMIT  := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 IMAGE   ?= ghcr.io/wavehouse/wavehouse:latest
 LDFLAGS := -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).BuildTime=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: help run build test chaos cover lint bench image docs deps clean
+.PHONY: help run build test chaos cover lint bench image docs console-screenshots deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -43,6 +43,10 @@ image: ## build the container image $(IMAGE) (the Kubernetes manifests' image; a
 docs: ## regenerate the generated parts of docs/ (the metrics reference starts the test services it needs)
 	$(GO) test ./internal/config -run TestConfigurationDoc -update
 	CHDB_LIB_PATH="$${CHDB_LIB_PATH:-$$(tests/deps/chdb-lib.sh)}" $(GO) test ./internal/app -run TestMetricsReference -update
+
+console-screenshots: ## drive the operator console in headless Chromium and save each view to docs/console/*.png
+	mkdir -p docs/console
+	CHDB_LIB_PATH="$${CHDB_LIB_PATH:-$$(tests/deps/chdb-lib.sh)}" WH_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 ./tests/console -run TestConsole
 
 deps: ## install every external dependency the tests use (idempotent)
 	tests/deps/install.sh all

@@ -9,6 +9,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/cache"
+	"github.com/wavehouse/wavehouse/internal/console"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
@@ -43,7 +44,8 @@ type apiDeps struct {
 	warning string
 }
 
-// buildAPI creates the public API listener. It never serves ops routes (probes, metrics, pprof).
+// buildAPI creates the public API listener. It never serves ops routes (probes, metrics, pprof);
+// it serves the operator console under /console (docs/adr/0010-operator-console-on-the-api-listener.md).
 func buildAPI(e env, d apiDeps) (*listener, error) {
 	if d.warning != "" {
 		e.log.Warn("SECURITY: "+d.warning, "listen", e.cfg.Server.Listen)
@@ -92,6 +94,13 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 	if err := h.Routes(mux); err != nil {
 		return nil, err
 	}
+	con, err := console.New(console.Config{}, console.Deps{Auth: d.authn, Metrics: e.reg, Store: d.store.store, Targets: d.targets,
+		DLQ: d.queue.DLQ(), Log: e.log.With("component", "console")})
+	if err != nil {
+		return nil, err
+	}
+	con.Routes(mux)
+	h.ConsoleRoutes(mux, con.Guard)
 	ln := newListener(compAPI, e.cfg.Server.Listen, traced(httpx.Middleware(e.log, e.http.Instrument(compAPI, httpx.CORS(corsPolicy(d.settings.mgr), httpx.Routes(mux)))), e.tracer), e.log,
 		e.cfg.Server.ReadHeaderTimeout.D(), e.cfg.Server.IdleTimeout.D())
 	// SSE connections never go idle: end them when shutdown begins, so Shutdown does not wait for

@@ -61,7 +61,7 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 		if t == "" {
 			return deny(http.StatusBadRequest, "auth.tenant_required", "the operator key must name the tenant with ?tenant=")
 		}
-		if _, ok := a.settings.Current().Tenant(t); !ok && !(a.Anonymous() && t == a.cfg.AnonymousTenant) {
+		if !a.knownTenant(t) {
 			return deny(http.StatusBadRequest, "auth.unknown_tenant", fmt.Sprintf("no tenant %q in settings", t))
 		}
 		p.Tenant = t

@@ -12,7 +12,7 @@
 #   nats        nats-server built from the module in go.mod into bin/nats-server
 #   dynalite    dynalite@4.0.0 (npm) under $WH_CACHE_DIR/dynalite
 #   chdb        libchdb.so from @chdb/lib-linux-x64-gnu (npm) under $WH_CACHE_DIR/chdb/<version>
-#   chromium    headless Chromium (apt) for the browser EventSource test
+#   chromium    headless Chromium (apt) for the browser EventSource test and the console suite
 #   tools       wrk, hyperfine (apt) and hey (go install into bin/)
 #   lint        golangci-lint into bin/ (slow: ~2 min cold; not part of all)
 #   all         everything above except lint (the default)
