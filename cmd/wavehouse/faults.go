@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/app"
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 )
@@ -21,32 +20,24 @@ import (
 // production build has neither the flag nor a way to kill itself. The returned func gives the
 // app options the flag asks for.
 func faultFlags(fs *flag.FlagSet) func() ([]app.Option, error) {
-	spec := fs.String("fault-kill-after", "", `"<point>:<n>": SIGKILL this process the n-th time it reaches <point>: `+
-		`writer points "inserted" (after a batch's inserts, before its plan is marked) and "marked" (after the mark, before the acks); `+
-		`keyed publish points "keyed_marked" (after a shared frame's claims are marked, before the frame is published) and `+
-		`"keyed_published" (after a keyed request is published, before its idempotency record is committed)`)
+	spec := fs.String("fault-kill-after", "", `"<point>:<n>": SIGKILL this process at writer fault point <point> `+
+		`("inserted": after the inserts, before the plan is marked; "marked": after the mark, before the acks) of the n-th batch`)
 	return func() ([]app.Option, error) {
 		if *spec == "" {
 			return nil, nil
 		}
 		point, count, ok := strings.Cut(*spec, ":")
 		n, err := strconv.ParseInt(count, 10, 64)
-		writerPoint := point == string(writer.FaultInserted) || point == string(writer.FaultMarked)
-		apiPoint := point == string(api.FaultKeyedMarked) || point == string(api.FaultKeyedPublished)
-		if !ok || !writerPoint && !apiPoint || err != nil || n < 1 {
-			return nil, fmt.Errorf("--fault-kill-after %q: want <point>:<n> with point inserted, marked, keyed_marked or keyed_published and n >= 1", *spec)
+		if !ok || point != string(writer.FaultInserted) && point != string(writer.FaultMarked) || err != nil || n < 1 {
+			return nil, fmt.Errorf("--fault-kill-after %q: want inserted:<n> or marked:<n> with n >= 1", *spec)
 		}
-		var hits atomic.Int64
-		kill := func(p string) {
-			if p == point && hits.Add(1) == n {
+		var batches atomic.Int64
+		return []app.Option{app.WithWriterFault(func(p writer.FaultPoint) {
+			if string(p) == point && batches.Add(1) == n {
 				// As an operator's kill -9 or the OOM killer would.
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {} // the signal is delivered asynchronously; never return into the next step
+				select {} // the signal is delivered asynchronously; never return into the ack path
 			}
-		}
-		if apiPoint {
-			return []app.Option{app.WithAPIFault(func(p api.FaultPoint) { kill(string(p)) })}, nil
-		}
-		return []app.Option{app.WithWriterFault(func(p writer.FaultPoint) { kill(string(p)) })}, nil
+		})}, nil
 	}
 }
