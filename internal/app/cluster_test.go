@@ -9,7 +9,6 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
-	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // TestClusterBootReport boots against the shared 2 × 2 cluster: in insert mode local a
@@ -20,8 +19,7 @@ import (
 func TestClusterBootReport(t *testing.T) {
 	s := &sharedServers{t: t}
 	cfg := testConfig(t)
-	s.useCluster(t, &cfg)
-	c := testsvc.ClickHouseClusterServers(t)
+	c := s.useCluster(t, &cfg)
 	db := cfg.Store.ClickHouse.Database
 	for _, n := range c.Nodes() {
 		for _, q := range []string{

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
@@ -15,6 +16,7 @@ func buildDedupe(e env) (dedupe.Store, Component, error) {
 	var (
 		s     dedupe.Store
 		start func(context.Context) error
+		run   func(context.Context) error
 	)
 	switch d := e.cfg.Dedupe; d.Backend {
 	case "local":
@@ -32,7 +34,20 @@ func buildDedupe(e env) (dedupe.Store, Component, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		s, start = ds, ds.EnsureTable
+		s = ds
+		h := &backendHealth{
+			comp: compDedupe,
+			transient: func(err error) bool {
+				return dedupe.IsUnavailable(err) && !errors.Is(err, dynamodedupe.ErrTableMissing)
+			},
+			cause:     dedupe.ErrUnavailable,
+			bootWarn:  "dedupe store unreachable at boot: requests with an Idempotency-Key answer 503 dedupe.unavailable until it returns; other ingest and queries are served",
+			downWarn:  "dedupe store still unreachable",
+			prepare:   ds.EnsureTable,
+			readiness: e.readiness,
+			log:       e.log.With("component", compDedupe),
+		}
+		start, run = h.start, h.run
 	default:
 		return nil, nil, fmt.Errorf("dedupe.backend %q is not built in", d.Backend)
 	}
@@ -40,5 +55,5 @@ func buildDedupe(e env) (dedupe.Store, Component, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return m.Wrap(s), newComponent(compDedupe, start, nil, s.Close), nil
+	return m.Wrap(s), newComponent(compDedupe, start, run, s.Close), nil
 }

@@ -71,8 +71,8 @@ func (s *sharedServers) use(t *testing.T, cfg *config.Config, layer string) {
 }
 
 // useCluster points the store at the shared 2 × 2 cluster (its shards, no addrs), with a
-// database of its own created on every node.
-func (s *sharedServers) useCluster(t *testing.T, cfg *config.Config) {
+// database of its own created on every node, and returns that cluster.
+func (s *sharedServers) useCluster(t *testing.T, cfg *config.Config) *testsvc.ClickHouseCluster {
 	c := testsvc.ClickHouseClusterServers(t)
 	name := testsvc.UniqueName(t, "enum")
 	cfg.Store.Backend, cfg.Store.ClickHouse.Database = "clickhouse", name
@@ -94,6 +94,7 @@ func (s *sharedServers) useCluster(t *testing.T, cfg *config.Config) {
 			_, _ = n.Query(context.Background(), "DROP DATABASE IF EXISTS "+name)
 		}
 	})
+	return c
 }
 
 // setEnum sets key to value in cfg, with whatever else an operator choosing that value must

@@ -7,11 +7,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/mq"
-	"github.com/wavehouse/wavehouse/internal/ops"
 
 	"github.com/wavehouse/wavehouse/internal/settings"
 	"github.com/wavehouse/wavehouse/internal/store"
@@ -89,7 +87,12 @@ func buildStore(e env) (storeLayer, Component, error) {
 		// chDB is in-process: it cannot be unreachable, and a failure to open it is fatal.
 		return sl, newComponent(compStore, prepare, nil, s.Close), nil
 	}
-	h := &storeHealth{
+	h := &backendHealth{
+		comp:      compStore,
+		transient: store.IsTransient,
+		cause:     store.ErrUnavailable,
+		bootWarn:  "store unreachable at boot: accepting into the queue against the last known schemas; queries answer 503 until it returns",
+		downWarn:  "store unreachable: accepting into the queue; inserts back off, queries answer 503",
 		prepare:   prepare,
 		ping:      func(ctx context.Context) error { return s.Ping(ctx, store.Target{Database: database}) },
 		readiness: e.readiness,
@@ -128,100 +131,6 @@ func buildSchemaCache(e env, sl storeLayer, queue mq.Queue) *schemacache.Cache {
 		opts.Backing = queueSchemas{qs}
 	}
 	return schemacache.New(sl.store, opts)
-}
-
-// The store health probe: while the server is unreachable it is tried every storeRetryInterval,
-// while it is reachable it is pinged every storeProbeInterval, so /readyz notices an outage.
-const (
-	storeRetryInterval = time.Second
-	storeProbeInterval = 5 * time.Second
-	storeProbeTimeout  = 5 * time.Second
-)
-
-// storeHealth lets a process boot while its ClickHouse server is unreachable and reports the
-// server's state on /readyz ("degraded": {"store": "unavailable: …"}). start and run are called
-// one after the other by the lifecycle, so its fields need no lock.
-type storeHealth struct {
-	// prepare creates the configured database and pings; it runs until it succeeded once.
-	prepare   func(ctx context.Context) error
-	ping      func(ctx context.Context) error
-	readiness *ops.Readiness
-	log       *slog.Logger
-
-	prepared bool
-	down     bool
-}
-
-// start prepares the store. A transient failure (the server is down or refuses the gateway's
-// credentials) does not fail boot: the store is reported degraded and run keeps trying. Any other
-// failure does.
-func (h *storeHealth) start(ctx context.Context) error {
-	err := h.probe(ctx, h.prepare)
-	if err == nil {
-		h.prepared = true
-		return nil
-	}
-	if !store.IsTransient(err) {
-		return err
-	}
-	h.log.Warn("store unreachable at boot: accepting into the queue against the last known schemas; queries answer 503 until it returns",
-		"error", err)
-	h.degrade(err)
-	return nil
-}
-
-// run probes the store until ctx ends.
-func (h *storeHealth) run(ctx context.Context) error {
-	t := time.NewTimer(h.interval())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		op := h.ping
-		if !h.prepared {
-			op = h.prepare
-		}
-		err := h.probe(ctx, op)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			if !h.down {
-				h.log.Warn("store unreachable: accepting into the queue; inserts back off, queries answer 503", "error", err)
-			}
-			h.degrade(err)
-		default:
-			h.prepared = true
-			if h.down {
-				h.down = false
-				h.readiness.Restore(compStore)
-				h.log.Info("store reachable again")
-			}
-		}
-		t.Reset(h.interval())
-	}
-}
-
-func (h *storeHealth) interval() time.Duration {
-	if h.down {
-		return storeRetryInterval
-	}
-	return storeProbeInterval
-}
-
-func (h *storeHealth) probe(ctx context.Context, op func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
-	defer cancel()
-	return op(ctx)
-}
-
-// degrade reports the store on /readyz as "unavailable: <cause>".
-func (h *storeHealth) degrade(err error) {
-	h.down = true
-	h.readiness.Degrade(compStore, "unavailable: "+strings.Replace(err.Error(), store.ErrUnavailable.Error()+": ", "", 1))
 }
 
 // queueSchemas keeps the schema cache's schemas in the queue's schema bucket.

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,28 +13,9 @@ import (
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
-// readyz is the ops listener's /readyz answer.
-type readyz struct {
-	Code     int               `json:"-"`
-	Ready    bool              `json:"ready"`
-	Status   string            `json:"status"`
-	Reasons  []string          `json:"reasons"`
-	Degraded map[string]string `json:"degraded"`
-}
-
-func (g *gateway) readyz(t *testing.T) readyz {
+func (g *gateway) readyz(t *testing.T) gatewaybin.Readiness {
 	t.Helper()
-	resp, err := g.client.HTTP.Get(g.proc.OpsURL() + "/readyz")
-	if err != nil {
-		t.Fatalf("GET /readyz: %v", err)
-	}
-	defer resp.Body.Close()
-	var r readyz
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("/readyz body: %v", err)
-	}
-	r.Code = resp.StatusCode
-	return r
+	return g.proc.Readyz(t)
 }
 
 // TestBootDuringClickHouseOutage restarts the gateway while its ClickHouse server is down. In

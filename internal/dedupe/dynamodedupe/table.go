@@ -2,6 +2,7 @@ package dynamodedupe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,10 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
+
+// ErrTableMissing is wrapped (with dedupe.ErrUnavailable) by EnsureTable when the table does
+// not exist and Config.CreateTable is off: a configuration problem, not an outage.
+var ErrTableMissing = errors.New("dynamodedupe: table missing")
 
 // tableWait bounds how long EnsureTable waits for a new table to become active.
 const tableWait = time.Minute
@@ -32,7 +37,7 @@ func (s *Store) EnsureTable(ctx context.Context) error {
 		return fmt.Errorf("%w: dynamodb describe table %s: %w", dedupe.ErrUnavailable, s.cfg.Table, err)
 	}
 	if !s.cfg.CreateTable {
-		return fmt.Errorf("%w: dynamodb table %s does not exist (create it with partition key pk of type S, or set dedupe.dynamodb.create_table with a custom endpoint)", dedupe.ErrUnavailable, s.cfg.Table)
+		return fmt.Errorf("%w: %w: dynamodb table %s does not exist (create it with partition key pk of type S, or set dedupe.dynamodb.create_table with a custom endpoint)", dedupe.ErrUnavailable, ErrTableMissing, s.cfg.Table)
 	}
 	_, err = s.client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &s.cfg.Table,
