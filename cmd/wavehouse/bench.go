@@ -13,6 +13,12 @@ import (
 )
 
 const benchUsage = `usage: wavehouse bench ingest [flags]
+       wavehouse bench capacity [flags]
+
+bench capacity simulates a deployment's ingest path (no servers) and checks every resource
+against a capacity; see wavehouse bench capacity --help and docs/scaling.md.
+
+bench ingest:
 
 Sends pre-generated batches of a standard 7-column table to a gateway (and, with --direct, the
 same batches straight to ClickHouse), then waits until the accepted rows are queryable.
@@ -49,6 +55,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "capacity" {
+		return runBenchCapacity(args[1:], stdout, stderr)
 	}
 	if args[0] != "ingest" {
 		fmt.Fprintf(stderr, "wavehouse bench: unknown benchmark %q\n\n%s", args[0], benchUsage)

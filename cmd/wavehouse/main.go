@@ -23,6 +23,7 @@ commands:
   mq permissions print least-privilege NATS users per role (nats-server config or JSON)
   keys create    create an API key for a tenant (printed once; only its hash goes in settings)
   bench ingest   load-test a gateway (and ClickHouse directly, side by side)
+  bench capacity simulate a deployment's ingest path against per-resource capacities (no servers)
   help           show this help
 
 Run 'wavehouse <command> -h' for a command's flags.
