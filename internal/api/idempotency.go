@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 )
@@ -84,7 +85,7 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: "Idempotency-Key must be 1-255 printable characters"})
 		return nil, true, false
 	}
-	key := dedupe.Key{Tenant: tenant, Table: table, ID: id}
+	key := dedupe.Key{Tenant: tenant, Table: table, ID: scopedKeyID(r, id)}
 	fp := fingerprint(r, tenant, table, body)
 	res, err := a.deps.Dedupe.Reserve(r.Context(), key, fp, a.cfg.Idempotency.Lease)
 	switch {
@@ -172,6 +173,21 @@ func fingerprint(r *http.Request, tenant, table string, body []byte) string {
 	}
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// scopedKeyID is the idempotency record's ID for key id sent by the request's principal. API keys
+// and the operator share their tenant's keyspace (a client may retry through another key of its
+// tenant); a JWT principal gets its own, by issuer and subject, so two end users sending the same
+// key (and body: a column forced from a claim is not in the body) never answer each other's
+// requests. The separator is a control character, which a client's key cannot contain
+// (validIdempotencyKey), so a scoped ID never equals a tenant-wide one.
+func scopedKeyID(r *http.Request, id string) string {
+	p, ok := auth.FromContext(r.Context())
+	if !ok || !p.Token {
+		return id
+	}
+	iss, _ := p.Claims["iss"].(string)
+	return "\x1fjwt\x1f" + iss + "\x1f" + p.Subject + "\x1f" + id
 }
 
 func validIdempotencyKey(s string) bool {

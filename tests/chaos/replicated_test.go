@@ -139,6 +139,9 @@ func onEveryNode(t *testing.T, c *testsvc.ClickHouseCluster, sql string) {
 	}
 }
 
+// replicaCatchUp bounds how long the replicas of a shard may take to agree after the faults.
+const replicaCatchUp = 3 * time.Minute
+
 // crashBatch is the batch after whose inserts --fault-kill-after kills the process; a few batches
 // in, so the redelivered frames of the previous life are settled first.
 const crashBatch = 3
@@ -159,24 +162,34 @@ func clusterSQL(t *testing.T, n *testsvc.ClickHouse, sql string) {
 func readReplicated(c *testsvc.ClickHouseCluster, db string) reader {
 	return func(t *testing.T, table string) map[uint64]stored {
 		t.Helper()
-		for _, n := range c.Nodes() {
-			clusterSQL(t, n, "SYSTEM SYNC REPLICA "+db+"."+table+"_local")
-		}
-		for s, shard := range c.Shards {
-			var counts []string
-			for r := range shard {
-				out, err := shard[r].Query(t.Context(), "SELECT count() FROM "+db+"."+table+"_local")
-				if err != nil {
-					t.Fatal(err)
-				}
-				counts = append(counts, strings.TrimSpace(out))
-			}
-			t.Logf("shard %d: rows per replica %v", s+1, counts)
-			for _, n := range counts[1:] {
-				if n != counts[0] {
-					t.Errorf("shard %d: replicas hold different row counts %v after SYNC REPLICA", s+1, counts)
+		// A replica restarted after a SIGKILL fetches the parts it missed from its peer; SYNC
+		// REPLICA waits only for the entries it already pulled, so the counts are polled until
+		// they agree (they must, within replicaCatchUp) before the rows are read.
+		var counts [][]string
+		poll.Until(t, replicaCatchUp, "the replicas of each shard to hold the same rows", func() bool {
+			for _, n := range c.Nodes() {
+				if _, err := n.Query(t.Context(), "SYSTEM SYNC REPLICA "+db+"."+table+"_local"); err != nil {
+					return false
 				}
 			}
+			counts = counts[:0]
+			same := true
+			for _, shard := range c.Shards {
+				var cs []string
+				for r := range shard {
+					out, err := shard[r].Query(t.Context(), "SELECT count() FROM "+db+"."+table+"_local")
+					if err != nil {
+						return false
+					}
+					cs = append(cs, strings.TrimSpace(out))
+					same = same && cs[r] == cs[0]
+				}
+				counts = append(counts, cs)
+			}
+			return same
+		})
+		for s, cs := range counts {
+			t.Logf("shard %d: rows per replica %v", s+1, cs)
 		}
 		return readFromServer(&c.Shards[0][1], db)(t, table)
 	}

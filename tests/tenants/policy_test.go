@@ -257,6 +257,25 @@ func checkPolicies(t *testing.T, o gatewayOptions) {
 			}
 		}
 	})
+	t.Run("idempotency keys per end user", func(t *testing.T) {
+		// The same key and body from two users: the body names no owner (it is forced from sub),
+		// so only a keyspace per user keeps bob from getting alice's recorded answer (a replay)
+		// instead of his row being stored.
+		body, key := `{"id":"same-key-row","region":"eu"}`, []string{"Idempotency-Key", "policy-same-key"}
+		for i, c := range []struct {
+			who, token string
+			replayed   bool
+		}{{"alice", alice, false}, {"bob", bob, false}, {"alice again", alice, true}} {
+			r := g.ingest(t, c.token, "orders", "wait=committed", body, key...)
+			if r.Status != http.StatusOK || (r.Header.Get("Idempotent-Replayed") == "true") != c.replayed {
+				t.Errorf("keyed insert %d by %s: %s (Idempotent-Replayed %q), want 200 replayed=%v", i, c.who, r, r.Header.Get("Idempotent-Replayed"), c.replayed)
+			}
+		}
+		got := g.ids(t, tn.key(t, "query").Token, "SELECT DISTINCT owner AS id FROM (SELECT id AS row_id, owner FROM orders) WHERE row_id = 'same-key-row' ORDER BY id")
+		if len(got) == 0 || !slices.Contains([]string{"alice", "bob"}, got[len(got)-1]) {
+			t.Errorf("owners of the keyed row: %q, want alice's and bob's rows (ReplacingMergeTree may have kept one)", got)
+		}
+	})
 }
 
 // rowCode requires r to be a 400 ingest.invalid_rows whose first row error has code.
