@@ -27,8 +27,8 @@ func DefaultCapacities() Capacities {
 		// 19 MB/s) into 4 partition streams: 4.8 MB/s per stream, 19 MB/s per server.
 		PartitionBytesPerSec: 4_800_000,
 		NATSServerBytesPerS:  19_000_000,
-		// Assumed, not measured as a sustained limit: W4's direct client created 170 parts/s on
-		// one 18.16 server for 20 s without a refusal; 100 leaves the merges headroom.
+		// Assumed, not measured as a sustained limit: W4's direct HTTP client made 3,403 inserts
+		// (170 parts/s) into one 18.16 server in 20 s; 100 leaves the merges headroom.
 		ShardPartsPerSec: 100,
 		// W2: the raw clickhouse-go client inserted 380k–474k rows/s into one 18.16 server.
 		ShardRowsPerSec: 450_000,
