@@ -238,3 +238,68 @@ func TestSweepCompactsJournalPastGraceOnly(t *testing.T) {
 		}
 	}
 }
+
+// frameMarker is an mq.FrameMarker that marks every claim and remembers the last frame id.
+type frameMarker struct{ frame string }
+
+func (m *frameMarker) MarkFrame(_ context.Context, frame string, _ time.Time, refs []any) []error {
+	m.frame = frame
+	return make([]error, len(refs))
+}
+
+// TestSweepKeepsFramesAMarkCanResolve: a keyed request's frame is inserted and acknowledged,
+// its idempotency record is not committed (the dedupe store was down), and its retry comes
+// once the lease lapsed, after the history window: the sweep must not have trimmed the frame,
+// or the retry cannot read it back to learn it is already queued (503 until the mark ends,
+// then its rows are enqueued a second time: TestChaosSplit/restart_dynalite). Past the
+// duplicate window the frame is trimmed as usual.
+func TestSweepKeepsFramesAMarkCanResolve(t *testing.T) {
+	q := openQueue(t)
+	m := &frameMarker{}
+	keyed := func(prior string) mq.Record {
+		return mq.Record{Tenant: "t", Table: "k", Payload: []byte("rows"), IdempotencyKey: "req-1",
+			Claim: &mq.Claim{Marker: m, Ref: "req-1", Prior: prior}}
+	}
+	first, err := q.Publish(t.Context(), keyed(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ds, err := sub.Fetch(t.Context(), 1, 5*time.Second)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("fetched %d frames, err %v", len(ds), err)
+	}
+	if err := ds[0].Ack(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := localcoord.New(localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	const window = 2 * time.Minute
+	sweepAt := func(after time.Duration) float64 {
+		s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Nanosecond, ResolveWindow: window},
+			Deps{Coord: c, Queue: q, Registerer: prometheus.NewRegistry(), Now: func() time.Time { return time.Now().Add(after) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Sweep(t.Context())
+		return value(t, s.m.trimmed)
+	}
+	trimmed := sweepAt(window / 2)
+	again, err := q.Publish(t.Context(), keyed(m.frame))
+	if err != nil || !again.Duplicate || again.Position != first.Position {
+		t.Fatalf("retry resolving its frame after a sweep = %+v, %v; want a duplicate of %v", again, err, first.Position)
+	}
+	if trimmed != 0 {
+		t.Fatalf("a sweep within the duplicate window trimmed %v frames, want 0", trimmed)
+	}
+	if n := sweepAt(window + time.Minute); n != 1 {
+		t.Fatalf("a sweep past the duplicate window trimmed %v frames, want 1", n)
+	}
+}
