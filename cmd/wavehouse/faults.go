@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/app"
 	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 )
@@ -20,24 +21,32 @@ import (
 // production build has neither the flag nor a way to kill itself. The returned func gives the
 // app options the flag asks for.
 func faultFlags(fs *flag.FlagSet) func() ([]app.Option, error) {
-	spec := fs.String("fault-kill-after", "", `"<point>:<n>": SIGKILL this process at writer fault point <point> `+
-		`("inserted": after the inserts, before the plan is marked; "marked": after the mark, before the acks) of the n-th batch`)
+	spec := fs.String("fault-kill-after", "", `"<point>:<n>": SIGKILL this process the n-th time it reaches <point>: `+
+		`writer points "inserted" (after a batch's inserts, before its plan is marked) and "marked" (after the mark, before the acks); `+
+		`keyed publish points "keyed_marked" (after a shared frame's claims are marked, before the frame is published) and `+
+		`"keyed_published" (after a keyed request is published, before its idempotency record is committed)`)
 	return func() ([]app.Option, error) {
 		if *spec == "" {
 			return nil, nil
 		}
 		point, count, ok := strings.Cut(*spec, ":")
 		n, err := strconv.ParseInt(count, 10, 64)
-		if !ok || point != string(writer.FaultInserted) && point != string(writer.FaultMarked) || err != nil || n < 1 {
-			return nil, fmt.Errorf("--fault-kill-after %q: want inserted:<n> or marked:<n> with n >= 1", *spec)
+		writerPoint := point == string(writer.FaultInserted) || point == string(writer.FaultMarked)
+		apiPoint := point == string(api.FaultKeyedMarked) || point == string(api.FaultKeyedPublished)
+		if !ok || !writerPoint && !apiPoint || err != nil || n < 1 {
+			return nil, fmt.Errorf("--fault-kill-after %q: want <point>:<n> with point inserted, marked, keyed_marked or keyed_published and n >= 1", *spec)
 		}
-		var batches atomic.Int64
-		return []app.Option{app.WithWriterFault(func(p writer.FaultPoint) {
-			if string(p) == point && batches.Add(1) == n {
+		var hits atomic.Int64
+		kill := func(p string) {
+			if p == point && hits.Add(1) == n {
 				// As an operator's kill -9 or the OOM killer would.
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {} // the signal is delivered asynchronously; never return into the ack path
+				select {} // the signal is delivered asynchronously; never return into the next step
 			}
-		})}, nil
+		}
+		if apiPoint {
+			return []app.Option{app.WithAPIFault(func(p api.FaultPoint) { kill(string(p)) })}, nil
+		}
+		return []app.Option{app.WithWriterFault(func(p writer.FaultPoint) { kill(string(p)) })}, nil
 	}
 }

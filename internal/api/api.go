@@ -94,6 +94,9 @@ type Deps struct {
 	Log            *slog.Logger
 	// Tracer starts the publish spans; nil: none (tracing off).
 	Tracer trace.Tracer
+	// Fault is the keyed publish path's fault-injection hook (the wavehouse_faults build's
+	// crash tests); nil in production.
+	Fault func(FaultPoint)
 }
 
 // API serves the public routes.
@@ -101,6 +104,7 @@ type API struct {
 	cfg     Config
 	deps    Deps
 	metrics *metrics
+	marker  claimMarker
 }
 
 // New returns the API; it starts nothing.
@@ -127,7 +131,9 @@ func New(cfg Config, deps Deps) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{cfg: cfg, deps: deps, metrics: m}, nil
+	a := &API{cfg: cfg, deps: deps, metrics: m}
+	a.marker = claimMarker{a: a}
+	return a, nil
 }
 
 // Routes registers the API's routes on mux, each behind the authentication and authorization

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/cache/localcache"
+	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/dedupe/localdedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
@@ -63,6 +64,8 @@ type options struct {
 	anonymousDB bool
 	// noDedupe runs without a dedupe store (idempotency disabled).
 	noDedupe bool
+	// dedupe, when set, wraps the fixture's dedupe store in what the API is given.
+	dedupe func(dedupe.Store) dedupe.Store
 	// noDLQ and noCommits leave those dependencies nil.
 	noDLQ, noCommits bool
 	// cfg and queue adjust the API's and the queue's configuration.
@@ -193,6 +196,9 @@ func newFixture(t testing.TB, o options) *fixture {
 		}
 		t.Cleanup(func() { _ = f.dedupe.Close(context.Background()) })
 		deps.Dedupe = f.dedupe
+		if o.dedupe != nil {
+			deps.Dedupe = o.dedupe(f.dedupe)
+		}
 	}
 	cfg := Config{WaitTimeout: 2 * time.Second}
 	if o.cfg != nil {

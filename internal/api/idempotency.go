@@ -24,7 +24,8 @@ const (
 // Idempotency tunes Idempotency-Key handling.
 type Idempotency struct {
 	// Lease bounds how long a request may hold its key before another may claim it. Keep it
-	// below the queue's duplicate window, which covers a crash between publish and commit.
+	// below the queue's duplicate window, within which a retry after a crash between publish and
+	// commit resolves the claim's frame.
 	Lease time.Duration
 	// Retention is how long a recorded response is replayed.
 	Retention time.Duration
@@ -35,11 +36,13 @@ type claim struct {
 	key         dedupe.Key
 	token       string
 	fingerprint string
+	// prior is the frame an earlier attempt of the request was marked with (dedupe.Claim.Frame).
+	prior string
 }
 
-// queueKey is the queue message id of the claimed request: the key and the request's
-// fingerprint, so the queue's duplicate window drops a second publish of the same request but
-// never a different request that reuses the key after its record expired.
+// queueKey identifies the claimed request inside its queue frame: the key and the request's
+// fingerprint, so resolving a marked frame recognises the same request but never a different
+// request that reuses the key after its record expired.
 func (c *claim) queueKey() string {
 	sum := sha256.Sum256([]byte(c.key.String() + "\x00" + c.fingerprint))
 	return "idem-" + hex.EncodeToString(sum[:])
@@ -52,12 +55,12 @@ const maxInFlightRetryAfter = time.Second
 // idempotent runs handle, the rest of an ingest request, under the request's Idempotency-Key.
 // Without a key (or without a dedupe store) handle answers w directly. A key already answered
 // replays its recorded response; a key in flight or reused for another request is refused. A
-// won claim gives handle the queue message id of the request and a writer that holds the answer
-// until the idempotency record is settled, so a client that got a 2xx finds the record on any
+// won claim gives handle the queue side of the claim (keyedRecord) and a writer that holds the
+// answer until the idempotency record is settled, so a client that got a 2xx finds the record on any
 // retry, whenever it comes (the queue's duplicate window covers a retry only for minutes). It
 // returns the outcome to count. A handle that panics settles nothing: the claim's lease lapses
-// and the retry is processed as new (its publish is a duplicate in the queue's window).
-func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, queueKey string) string) string {
+// and the retry resolves the frame the claim was marked with before publishing again.
+func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, keyed *keyedRecord) string) string {
 	c, done, replayed := a.reserve(w, r, call.tenant, call.table, call.body)
 	switch {
 	case replayed:
@@ -65,10 +68,13 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall
 	case done:
 		return outcomeRejected
 	case c == nil:
-		return handle(w, "")
+		return handle(w, nil)
 	}
 	rec := &recorder{ResponseWriter: w}
-	outcome := handle(rec, c.queueKey())
+	outcome := handle(rec, a.keyed(c))
+	if rec.status/100 == 2 || rec.status == 0 {
+		a.fault(FaultKeyedPublished)
+	}
 	a.settleThenSend(call.ctx, c, rec, w)
 	return outcome
 }
@@ -118,7 +124,7 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table stri
 			Message: "this Idempotency-Key was used for a different request (tenant, table or body differ)"})
 		return nil, true, false
 	}
-	return &claim{key: key, token: res.Claim.Token, fingerprint: fp}, false, false
+	return &claim{key: key, token: res.Claim.Token, fingerprint: fp, prior: res.Claim.Frame}, false, false
 }
 
 // settle records the response of a claimed request so retries replay it, or releases the key
@@ -133,7 +139,7 @@ func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) err
 		err = a.deps.Dedupe.Commit(ctx, c.key, c.token, dedupe.Response{Status: status, Body: body}, a.retention(c.key.Tenant))
 	}
 	if err != nil {
-		// The lease lapses by itself; the queue's duplicate window still covers a retry.
+		// The lease lapses by itself; a retry then resolves the claim's marked frame.
 		a.deps.Log.WarnContext(ctx, "idempotency record not settled", "status", status, "error", err)
 	}
 	return err
@@ -148,7 +154,7 @@ func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, clien
 	}
 	if err := a.settle(ctx, c, status, rec.body.Bytes()); err != nil && !retryable(status) {
 		// The request took effect but its record is not stored: answer with a prompt retry,
-		// which the queue's duplicate window recognises (the rows are not enqueued again) and
+		// which, once the claim's lease lapsed, finds the claim's frame (the rows are not enqueued again) and
 		// whose answer settles the record.
 		httpx.WriteError(client, httpx.Error{Status: http.StatusServiceUnavailable, Code: "idempotency.unsettled",
 			Message: "the request was accepted but its idempotency record could not be stored; retry with the same key", Retryable: true, RetryAfter: time.Second})

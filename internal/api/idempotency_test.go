@@ -14,6 +14,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/dedupe/localdedupe"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
 // events records the order of what the idempotency path does.
@@ -212,7 +213,7 @@ func TestIdempotencyPanicSettlesNothing(t *testing.T) {
 	call := ingestCall{ctx: t.Context(), tenant: "acme", table: "events", body: []byte(row1)}
 	func() {
 		defer func() { _ = recover() }()
-		f.api.idempotent(client, req, call, func(w http.ResponseWriter, _ string) string {
+		f.api.idempotent(client, req, call, func(w http.ResponseWriter, _ *keyedRecord) string {
 			w.WriteHeader(http.StatusAccepted)
 			panic("boom")
 		})
@@ -245,23 +246,95 @@ func TestIdempotencyRetentionPerTenant(t *testing.T) {
 	}
 }
 
-// TestIdempotencyQueueWindowCoversLostRecord: when a keyed request's record is gone (a crash
-// between the publish and the commit; here the record is swept) a retry within the queue's
-// duplicate window is recognised by the queue: the same sequence, Idempotent-Replayed, and one
-// record queued, not two.
-func TestIdempotencyQueueWindowCoversLostRecord(t *testing.T) {
-	f := newFixture(t, options{})
-	var first, again ingestResponse
-	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost"), http.StatusAccepted, &first)
-	if n, err := f.dedupe.Sweep(t.Context(), time.Now().Add(3*time.Hour)); err != nil || n != 1 {
-		t.Fatalf("swept %d records, %v; want the one", n, err)
+// faulty is the real dedupe store with Commit or Mark failing on demand: Commit fails without
+// writing (a crash between the publish and the commit), Mark writes the mark and then reports a
+// failure (a DynamoDB timeout after the write landed).
+type faulty struct {
+	dedupe.Store
+	failCommit, failMark atomic.Bool
+}
+
+func (f *faulty) Commit(ctx context.Context, key dedupe.Key, token string, resp dedupe.Response, retention time.Duration) error {
+	if f.failCommit.Load() {
+		return dedupe.ErrUnavailable
 	}
+	return f.Store.Commit(ctx, key, token, resp, retention)
+}
+
+func (f *faulty) Mark(ctx context.Context, frame string, until time.Time, claims []dedupe.Owned) []error {
+	errs := f.Store.Mark(ctx, frame, until, claims)
+	if f.failMark.Load() {
+		for i := range errs {
+			errs[i] = dedupe.ErrUnavailable
+		}
+	}
+	return errs
+}
+
+// shortLease makes a claim the tests leave pending lapse quickly.
+func shortLease(c *Config) { c.Idempotency.Lease = 200 * time.Millisecond }
+
+// retryUntilSettled sends the keyed request until it gets something other than 409 in_flight
+// (the lapsing lease of the claim the test left behind).
+func retryUntilSettled(t *testing.T, f *fixture, key string) response {
+	t.Helper()
+	var r response
+	poll.Until(t, 10*time.Second, "the pending claim's lease lapsed", func() bool {
+		r = f.ingest(t, f.all, "events", row1, IdempotencyHeader, key)
+		return r.status != http.StatusConflict
+	})
+	return r
+}
+
+// TestIdempotencyLostCommitResolvedByFrame: when a keyed request was published but its record
+// was never committed (the commit failed; a crash there leaves the same pending, marked claim),
+// the retry after the lease finds the claim's frame in the queue: the same position,
+// Idempotent-Replayed, and one record queued, not two.
+func TestIdempotencyLostCommitResolvedByFrame(t *testing.T) {
+	var fs *faulty
+	f := newFixture(t, options{cfg: shortLease, dedupe: func(s dedupe.Store) dedupe.Store { fs = &faulty{Store: s}; return fs }})
+	fs.failCommit.Store(true)
 	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "lost")
+	wantJSON(t, r, http.StatusServiceUnavailable, nil)
+	fs.failCommit.Store(false)
+	var again ingestResponse
+	r = retryUntilSettled(t, f, "lost")
 	wantJSON(t, r, http.StatusAccepted, &again)
-	if again.Sequence != first.Sequence || r.header.Get(ReplayedHeader) != "true" {
-		t.Fatalf("retry: sequence %s (first %s), replayed %q", again.Sequence, first.Sequence, r.header.Get(ReplayedHeader))
+	if r.header.Get(ReplayedHeader) != "true" {
+		t.Fatalf("retry not marked replayed: %+v", again)
+	}
+	recs := f.settleQueued(t, nil)
+	if len(recs) != 1 {
+		t.Fatalf("queued %d records, want 1", len(recs))
+	}
+	if again.Sequence != recs[0].Position.String() {
+		t.Fatalf("retry answered sequence %s, the record is at %s", again.Sequence, recs[0].Position)
+	}
+}
+
+// TestIdempotencyUnknownMarkFencesFrame: a mark that was written but reported failed leaves the
+// request out of its frame (503, the claim released with its mark kept); the retry resolves the
+// mark, finds the request in no frame, fences the frame id off and publishes the rows once.
+func TestIdempotencyUnknownMarkFencesFrame(t *testing.T) {
+	var fs *faulty
+	f := newFixture(t, options{dedupe: func(s dedupe.Store) dedupe.Store { fs = &faulty{Store: s}; return fs }})
+	fs.failMark.Store(true)
+	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "unknown-mark"), http.StatusServiceUnavailable, nil)
+	fs.failMark.Store(false)
+	res, err := f.dedupe.Reserve(t.Context(), dedupe.Key{Tenant: "acme", Table: "events", ID: "other"}, "fp", time.Minute)
+	if err != nil || res.Claim.Frame != "" {
+		t.Fatalf("unrelated key: %+v, %v", res, err)
+	}
+	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "unknown-mark")
+	wantJSON(t, r, http.StatusAccepted, nil)
+	if r.header.Get(ReplayedHeader) != "" {
+		t.Fatalf("the rows were never queued, yet the retry says replayed")
 	}
 	if n := len(f.settleQueued(t, nil)); n != 1 {
 		t.Fatalf("queued %d records, want 1", n)
+	}
+	wantJSON(t, f.ingest(t, f.all, "events", row1, IdempotencyHeader, "unknown-mark"), http.StatusAccepted, nil)
+	if n := len(f.settleQueued(t, nil)); n != 0 {
+		t.Fatalf("the replayed retry queued %d records", n)
 	}
 }

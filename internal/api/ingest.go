@@ -71,8 +71,8 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, *herr)
 		return
 	}
-	outcome = a.idempotent(w, r, call, func(w http.ResponseWriter, queueKey string) string {
-		return a.ingestRows(w, call, queueKey)
+	outcome = a.idempotent(w, r, call, func(w http.ResponseWriter, keyed *keyedRecord) string {
+		return a.ingestRows(w, call, keyed)
 	})
 }
 
@@ -113,9 +113,9 @@ func (a *API) parseIngest(r *http.Request, start time.Time) (ingestCall, string,
 }
 
 // ingestRows validates, admits, publishes and answers one parsed request, writing to w, and
-// returns the outcome to count. queueKey, when not empty, is the queue message id that makes a
-// second publish of the same keyed request a duplicate.
-func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, queueKey string) string {
+// returns the outcome to count. keyed, when not nil, is the claimed request's queue side, which
+// makes a second publish of the same request a duplicate.
+func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, keyed *keyedRecord) string {
 	res, herr := a.validate(call)
 	if herr != nil {
 		httpx.WriteError(w, *herr)
@@ -125,7 +125,7 @@ func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, queueKey string
 		limits.Reject(w, d)
 		return outcomeLimited
 	}
-	pub, herr := a.publish(call, res, queueKey)
+	pub, herr := a.publish(call, res, keyed)
 	if herr != nil {
 		httpx.WriteError(w, *herr)
 		return outcomeError
@@ -177,7 +177,7 @@ func (a *API) admit(call ingestCall, rows int) (limits.Decision, bool) {
 
 // publish encodes the accepted rows once and stores them in the queue as one record; a 2xx may
 // only follow a nil error (the record is durable then).
-func (a *API) publish(call ingestCall, res request.Result, queueKey string) (mq.PublishResult, *httpx.Error) {
+func (a *API) publish(call ingestCall, res request.Result, keyed *keyedRecord) (mq.PublishResult, *httpx.Error) {
 	data, err := payload.Encode(res.Segments)
 	if err != nil {
 		return mq.PublishResult{}, &httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
@@ -185,9 +185,12 @@ func (a *API) publish(call ingestCall, res request.Result, queueKey string) (mq.
 	rec := mq.Record{
 		Tenant: call.tenant, Table: call.table, Payload: data, AcceptedAt: call.start,
 		Headers: map[string]string{mq.HeaderTraceparent: call.traceparent},
-		// Within the queue's duplicate window a second publish of this key is dropped, which
-		// covers a crash between this publish and the idempotency commit.
-		IdempotencyKey: queueKey,
+	}
+	if keyed != nil {
+		// The record joins the group commit; its claim is marked with the frame's id before
+		// the frame is stored, so a retry after a crash between this publish and the
+		// idempotency commit finds the frame instead of enqueueing the rows again (mq.Claim).
+		rec.IdempotencyKey, rec.Claim = keyed.queueKey, keyed.claim
 	}
 	ctx, span := tracing.Start(call.ctx, a.deps.Tracer, "publish", trace.SpanKindProducer)
 	defer span.End()

@@ -37,6 +37,8 @@ type apiDeps struct {
 	limiter  *limits.Limiter
 	// commits is set in a process that also inserts: only there are settlements seen.
 	commits *commits.Log
+	// fault is the keyed publish path's fault-injection hook (WithAPIFault); nil in production.
+	fault func(api.FaultPoint)
 	// warning is the secure-default warning, logged at every boot when the API is public and
 	// anonymous.
 	warning string
@@ -71,7 +73,7 @@ func buildAPI(e env, d apiDeps) (*listener, error) {
 		Query: q, Pipes: ph, Stream: st, Store: d.store.store, Schema: d.schema, Targets: d.targets, Queue: d.queue, DLQ: d.queue.DLQ(),
 		Invalidator: d.inv, Auth: d.authn, Limits: d.limiter, Retention: d.settings.retention,
 		SettingsReload: d.settings.mgr.ReloadHandler(), Registerer: e.reg, Log: e.log,
-		Tracer: e.tracer.Scoped(),
+		Tracer: e.tracer.Scoped(), Fault: d.fault,
 	}
 	if d.commits != nil {
 		deps.Commits = d.commits

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wavehouse/wavehouse/internal/api"
 	"github.com/wavehouse/wavehouse/internal/breaker"
 	"github.com/wavehouse/wavehouse/internal/config"
 	"github.com/wavehouse/wavehouse/internal/httpx"
@@ -62,6 +63,7 @@ type Option func(*options)
 // options are what the Options set; wire hands each to the builder that uses it.
 type options struct {
 	writerFault func(writer.FaultPoint)
+	apiFault    func(api.FaultPoint)
 	// registry replaces the process's own metrics registry (the metrics reference records what
 	// registers).
 	registry registry
@@ -71,6 +73,12 @@ type options struct {
 // tests' binary, built with the wavehouse_faults tag, passes one that kills the process.
 func WithWriterFault(f func(writer.FaultPoint)) Option {
 	return func(o *options) { o.writerFault = f }
+}
+
+// WithAPIFault gives the api a fault-injection hook on the keyed publish path (api.Deps.Fault),
+// as WithWriterFault does for the writer.
+func WithAPIFault(f func(api.FaultPoint)) Option {
+	return func(o *options) { o.apiFault = f }
 }
 
 // withRegistry makes the process register its metrics with reg instead of a registry of its own.

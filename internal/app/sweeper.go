@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -22,8 +23,14 @@ func buildSweeper(e env, queue mq.Queue, co *coordRef, dd dedupe.Store) Componen
 		dlq, _ := queue.DLQ().(mq.DeadLetterExpirer)
 		journal, _ := queue.(mq.JournalCompactor)
 		var err error
+		var resolve time.Duration
+		if e.cfg.Idempotency.Enabled {
+			// Keyed frames must stay readable while a retry can resolve them (docs/adr/0012).
+			resolve = e.cfg.DuplicateWindow()
+		}
 		s, err = sweeper.New(sweeper.Config{Interval: e.cfg.Sweeper.Interval.D(), HistoryWindow: e.cfg.Stream.HistoryWindow.D(),
-			DLQRetention: e.cfg.MQ.DLQRetention.D(), Instance: e.cfg.InstanceID},
+			ResolveWindow: resolve,
+			DLQRetention:  e.cfg.MQ.DLQRetention.D(), Instance: e.cfg.InstanceID},
 			sweeper.Deps{Coord: c, Queue: queue, Dedupe: ds, DLQ: dlq, Journal: journal, Registerer: e.reg, Log: e.log.With("component", compSweeper)})
 		return err
 	}

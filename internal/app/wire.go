@@ -118,7 +118,7 @@ func wire(e env, acc access, o options) (*wiring, error) {
 			live = set.pipes
 		}
 		d := apiDeps{store: st, schema: schema, queue: w.queue, cache: c, dedupe: dd, settings: set, pipes: live,
-			targets: targets, inv: inv, authn: authn, limiter: limiter, warning: acc.warning}
+			targets: targets, inv: inv, authn: authn, limiter: limiter, warning: acc.warning, fault: o.apiFault}
 		if e.cfg.Roles.Has(config.RoleIngest) {
 			d.commits = settled // settlements are only seen in the process that inserts
 		}

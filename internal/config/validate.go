@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
@@ -177,9 +178,9 @@ func (c Config) validateBackends() []error {
 			add("dedupe.dynamodb: set both access_key_id_file and secret_access_key_file, or neither")
 		}
 	}
-	window, windowKey := Duration(jsmq.DefaultDuplicateWindow), "the embedded queue's"
+	window, windowKey := Duration(c.DuplicateWindow()), "the embedded queue's"
 	if c.MQ.Backend == "nats" {
-		window, windowKey = c.MQ.NATS.DuplicateWindow, "mq.nats.duplicate_window"
+		windowKey = "mq.nats.duplicate_window"
 	}
 	if c.Idempotency.Lease >= window {
 		add("idempotency.lease: %s must stay below %s %s duplicate window, which covers a crash between publish and commit", c.Idempotency.Lease, windowKey, window)
@@ -290,4 +291,13 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// DuplicateWindow is the queue's duplicate window: mq.nats.duplicate_window on the nats
+// backend, the embedded queue's fixed one otherwise.
+func (c Config) DuplicateWindow() time.Duration {
+	if c.MQ.Backend == "nats" {
+		return c.MQ.NATS.DuplicateWindow.D()
+	}
+	return jsmq.DefaultDuplicateWindow
 }

@@ -23,6 +23,34 @@ func (rec Record) Live(now time.Time) bool {
 	}
 }
 
+// Kept reports whether a sweep at now must keep rec: it is live, or it is a pending claim
+// whose mark can still be resolved (now before FrameUntil).
+func (rec Record) Kept(now time.Time) bool {
+	return rec.Live(now) || rec.State == StatePending && rec.Frame != "" && now.Before(rec.FrameUntil)
+}
+
+// Inherited returns the mark a claim replacing the expired record rec at now takes over: the
+// frame of a pending claim still resolvable at now, else nothing.
+func Inherited(rec Record, now time.Time) (frame string, until time.Time) {
+	if rec.State == StatePending && rec.Frame != "" && now.Before(rec.FrameUntil) {
+		return rec.Frame, rec.FrameUntil
+	}
+	return "", time.Time{}
+}
+
+// CheckMark validates the arguments of Store.Mark.
+func CheckMark(frame string, claims []Owned) error {
+	if frame == "" {
+		return fmt.Errorf("%w: empty frame id", ErrInvalid)
+	}
+	for _, c := range claims {
+		if err := CheckRelease(c.Key, c.Token); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Classify returns the Reservation a Reserve with fingerprint gets when it finds the live
 // record rec at now. Callers check rec.Live(now) first.
 func Classify(rec Record, fingerprint string, now time.Time) Reservation {

@@ -34,8 +34,18 @@ type Store interface {
 
 	// Release frees key so the next Reserve claims it, provided token still owns a pending
 	// claim; otherwise it returns ErrNotOwner and changes nothing, so a stale release never
-	// frees a newer claim or deletes a committed response.
+	// frees a newer claim or deletes a committed response. A marked claim (Mark) is not
+	// deleted: its lease is ended and its token replaced instead, so the next Reserve claims it at once and learns
+	// the frame (Claim.Frame) it must resolve before publishing again.
 	Release(ctx context.Context, key Key, token string) error
+
+	// Mark records, durably before it returns, that the requests of claims are about to be
+	// published in the queue frame frame, which the queue can look up until until. It returns
+	// one error per claim, in order: nil, ErrNotOwner (the claim is no longer pending with that
+	// token; nothing changed), or another error (the outcome is unknown). A claim taken over
+	// a marked one (Reserve after the lease ended or after Release) carries the mark
+	// (Claim.Frame) until the next Mark replaces it or until passes; a Commit ends it.
+	Mark(ctx context.Context, frame string, until time.Time, claims []Owned) []error
 
 	// Get returns the live record for key: a pending claim whose lease has not ended or a
 	// committed record within its retention. Otherwise it returns ErrNotFound.
@@ -49,8 +59,8 @@ type Store interface {
 // Sweeper is implemented by stores that can delete expired records to reclaim space. The
 // sweeper role calls it under its lease; correctness never depends on it.
 type Sweeper interface {
-	// Sweep deletes records that are expired at now (pending claims whose lease ended,
-	// committed records past their retention) and returns how many it deleted. A record that
+	// Sweep deletes records that are expired at now (pending claims whose lease ended and
+	// whose mark, if any, passed its FrameUntil; committed records past their retention) and returns how many it deleted. A record that
 	// is claimed or committed again while the sweep runs is kept. ctx bounds the whole sweep;
 	// records deleted before ctx ends stay deleted and are counted.
 	Sweep(ctx context.Context, now time.Time) (removed int, err error)

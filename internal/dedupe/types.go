@@ -80,6 +80,19 @@ type Claim struct {
 	Token string
 	// LeaseUntil is when the claim lapses if not committed or released.
 	LeaseUntil time.Time
+	// Frame is the queue frame an earlier claim of the key (same fingerprint) was marked with
+	// and that nobody resolved yet: that request may or may not be in the queue. The new owner
+	// must find out (the queue can tell until FrameUntil) before publishing the request again.
+	// Empty when the key held no such mark.
+	Frame string
+	// FrameUntil is how long Frame can still be resolved by the queue.
+	FrameUntil time.Time
+}
+
+// Owned names a claim by its key and token, for calls that act on several claims at once.
+type Owned struct {
+	Key   Key
+	Token string
 }
 
 // Record is a stored idempotency record.
@@ -95,6 +108,10 @@ type Record struct {
 	ExpiresAt time.Time
 	// Response is the recorded response; zero for a pending claim.
 	Response Response
+	// Frame and FrameUntil are a pending claim's mark (Store.Mark): the queue frame its request
+	// was, or is about to be, published in, and until when the queue can tell whether it was.
+	Frame      string
+	FrameUntil time.Time
 }
 
 // Reservation is the result of Store.Reserve.

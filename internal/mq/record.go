@@ -1,6 +1,9 @@
 package mq
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Standard record header names.
 const (
@@ -21,12 +24,49 @@ type Record struct {
 	// Headers are the record's own headers (for example traceparent).
 	Headers map[string]string
 	// IdempotencyKey, when set, makes a repeat of the same key within the
-	// queue's dedupe window a no-op that returns the first position.
+	// queue's dedupe window a no-op that returns the first position. Without
+	// a Claim the record is stored as a frame of its own whose message id is
+	// the key; with one it joins the group commit (see Claim).
 	IdempotencyKey string
+	// Claim, with IdempotencyKey, lets the record share a frame with others:
+	// see Claim. Nil on records read from the queue.
+	Claim *Claim
 	// AcceptedAt is when the api accepted the request; zero means now.
 	AcceptedAt time.Time
 	// Position is set on records read from the queue.
 	Position Position
+}
+
+// Claim is the idempotency claim of a keyed record published in a shared
+// frame. The frame's leader gives the frame a random id, has every claim of
+// the frame marked with it (FrameMarker, durably) and only then publishes
+// the frame with that id as its message id, so a publish repeated within the
+// duplicate window is dropped. Records whose mark failed are left out of the
+// frame and get the marker's error.
+//
+// Prior is the frame id an earlier attempt of the same request was marked
+// with (the process died, or the publish failed with an unknown outcome).
+// Publish resolves it first: it stores a fence under that message id. If the
+// id was taken by a frame holding a record with this IdempotencyKey, nothing
+// is stored and the result is a Duplicate with that record's position;
+// otherwise the fence makes sure the earlier frame can never be stored later
+// and the record is published anew. Resolution is exact while the earlier
+// frame is within the duplicate window, which is why the marker keeps a mark
+// only until then.
+type Claim struct {
+	// Marker marks the claims of a frame before it is published.
+	Marker FrameMarker
+	// Ref identifies the claim to Marker; the queue does not look inside.
+	Ref any
+	// Prior is the unresolved frame of an earlier attempt, or empty.
+	Prior string
+}
+
+// FrameMarker durably records that the claims refs are about to be
+// published in frame frame, resolvable until until. It returns one error per
+// ref, in order; a ref with an error is not published.
+type FrameMarker interface {
+	MarkFrame(ctx context.Context, frame string, until time.Time, refs []any) []error
 }
 
 // PublishResult is the outcome of a durable publish.

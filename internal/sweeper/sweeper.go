@@ -28,6 +28,11 @@ type Config struct {
 	// HistoryWindow is how long accepted records stay replayable (SSE resume); older ones are
 	// trimmed once inserted.
 	HistoryWindow time.Duration
+	// ResolveWindow, when set, is how long every frame is kept whatever HistoryWindow says:
+	// the queue's duplicate window while idempotency keys are on. A retry resolves the frame its
+	// claim was marked with by reading it back (docs/adr/0012); a frame trimmed sooner cannot be
+	// read, and once the mark ends the retry would enqueue the request's rows a second time.
+	ResolveWindow time.Duration
 	// DLQRetention is how long dead-lettered records are kept (0: forever).
 	DLQRetention time.Duration
 	// Instance names this process in the lease metrics.
@@ -133,7 +138,7 @@ func (s *Sweeper) hold(ctx context.Context, term coord.Term) error {
 // Sweep runs one sweep now.
 func (s *Sweeper) Sweep(ctx context.Context) {
 	now := s.deps.Now()
-	cutoff := now.Add(-s.cfg.HistoryWindow)
+	cutoff := now.Add(-max(s.cfg.HistoryWindow, s.cfg.ResolveWindow))
 	outcome := "ok"
 	for p := range s.deps.Queue.Partitions() {
 		n, err := s.deps.Queue.Trim(ctx, p, 0, cutoff)

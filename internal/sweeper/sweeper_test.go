@@ -28,6 +28,38 @@ func openQueue(t *testing.T) *embeddedmq.Queue {
 	return q
 }
 
+// newCoord returns a local coordinator closed when the test ends.
+func newCoord(t *testing.T, cfg localcoord.Config, deps localcoord.Deps) *localcoord.Coordinator {
+	t.Helper()
+	c, err := localcoord.New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// ackFrames subscribes to partition 0, fetches the first n frames and acknowledges them; the
+// subscription is closed when the test ends.
+func ackFrames(t *testing.T, q *embeddedmq.Queue, n int) mq.Subscription {
+	t.Helper()
+	sub, err := q.Subscribe(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Close() })
+	ds, err := sub.Fetch(t.Context(), n, 5*time.Second)
+	if err != nil || len(ds) != n {
+		t.Fatalf("fetched %d frames, err %v; want %d", len(ds), err, n)
+	}
+	for _, d := range ds {
+		if err := d.Ack(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sub
+}
+
 // TestSweepTrimsOnlyBelowTheAckFloor publishes frames, acknowledges the first half, and sweeps
 // with a window that has expired for all of them: the acknowledged half goes, the rest stays and
 // is still delivered.
@@ -38,25 +70,8 @@ func TestSweepTrimsOnlyBelowTheAckFloor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sub, err := q.Subscribe(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	ds, err := sub.Fetch(t.Context(), 5, time.Second)
-	if err != nil || len(ds) != 5 {
-		t.Fatalf("fetched %d frames, err %v", len(ds), err)
-	}
-	for _, d := range ds {
-		if err := d.Ack(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := localcoord.New(localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	sub := ackFrames(t, q, 5)
+	c := newCoord(t, localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
 	reg := prometheus.NewRegistry()
 	s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Nanosecond},
 		Deps{Coord: c, Queue: q, Registerer: reg, Now: func() time.Time { return time.Now().Add(time.Minute) }})
@@ -92,11 +107,7 @@ func TestSweepTrimsOnlyBelowTheAckFloor(t *testing.T) {
 
 func TestRunHoldsTheLeaseAndReportsIt(t *testing.T) {
 	q := openQueue(t)
-	c, err := localcoord.New(localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c := newCoord(t, localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
 	s, err := New(Config{Interval: 10 * time.Millisecond, HistoryWindow: time.Hour}, Deps{Coord: c, Queue: q})
 	if err != nil {
 		t.Fatal(err)
@@ -152,11 +163,7 @@ func TestSweepExpiresDeadLettersPastRetentionOnly(t *testing.T) {
 	if err := ds[0].(mq.DeadLetterer).DeadLetter(t.Context(), mq.Reason{Code: "rejected", Message: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := localcoord.New(localcoord.Config{}, localcoord.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c := newCoord(t, localcoord.Config{}, localcoord.Deps{})
 	dlq := q.DLQ().(mq.DeadLetterExpirer)
 	count := func() uint64 {
 		n, err := q.DLQ().Counts(t.Context(), "t")
@@ -211,11 +218,7 @@ func TestSweepCompactsJournalPastGraceOnly(t *testing.T) {
 	if err := ds[0].Ack(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := localcoord.New(localcoord.Config{}, localcoord.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c := newCoord(t, localcoord.Config{}, localcoord.Deps{})
 	planned := func() bool {
 		got, err := q.Lookup(t.Context(), "t", "j", frames, time.Now().Add(-time.Hour))
 		if err != nil {
@@ -236,5 +239,55 @@ func TestSweepCompactsJournalPastGraceOnly(t *testing.T) {
 		if planned() != tc.kept || value(t, s.m.compacted) != map[bool]float64{true: 0, false: 1}[tc.kept] {
 			t.Fatalf("sweep %s later: plan kept %v (want %v), compacted %v", tc.after, planned(), tc.kept, value(t, s.m.compacted))
 		}
+	}
+}
+
+// frameMarker is an mq.FrameMarker that marks every claim and remembers the last frame id.
+type frameMarker struct{ frame string }
+
+func (m *frameMarker) MarkFrame(_ context.Context, frame string, _ time.Time, refs []any) []error {
+	m.frame = frame
+	return make([]error, len(refs))
+}
+
+// TestSweepKeepsFramesAMarkCanResolve: a keyed request's frame is inserted and acknowledged,
+// its idempotency record is not committed (the dedupe store was down), and its retry comes
+// once the lease lapsed, after the history window: the sweep must not have trimmed the frame,
+// or the retry cannot read it back to learn it is already queued (503 until the mark ends,
+// then its rows are enqueued a second time: TestChaosSplit/restart_dynalite). Past the
+// duplicate window the frame is trimmed as usual.
+func TestSweepKeepsFramesAMarkCanResolve(t *testing.T) {
+	q := openQueue(t)
+	m := &frameMarker{}
+	keyed := func(prior string) mq.Record {
+		return mq.Record{Tenant: "t", Table: "k", Payload: []byte("rows"), IdempotencyKey: "req-1",
+			Claim: &mq.Claim{Marker: m, Ref: "req-1", Prior: prior}}
+	}
+	first, err := q.Publish(t.Context(), keyed(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ackFrames(t, q, 1)
+	c := newCoord(t, localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
+	const window = 2 * time.Minute
+	sweepAt := func(after time.Duration) float64 {
+		s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Nanosecond, ResolveWindow: window},
+			Deps{Coord: c, Queue: q, Registerer: prometheus.NewRegistry(), Now: func() time.Time { return time.Now().Add(after) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Sweep(t.Context())
+		return value(t, s.m.trimmed)
+	}
+	trimmed := sweepAt(window / 2)
+	again, err := q.Publish(t.Context(), keyed(m.frame))
+	if err != nil || !again.Duplicate || again.Position != first.Position {
+		t.Fatalf("retry resolving its frame after a sweep = %+v, %v; want a duplicate of %v", again, err, first.Position)
+	}
+	if trimmed != 0 {
+		t.Fatalf("a sweep within the duplicate window trimmed %v frames, want 0", trimmed)
+	}
+	if n := sweepAt(window + time.Minute); n != 1 {
+		t.Fatalf("a sweep past the duplicate window trimmed %v frames, want 1", n)
 	}
 }

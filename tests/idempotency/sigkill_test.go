@@ -10,17 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/api"
+	"github.com/wavehouse/wavehouse/internal/ingest/writer"
 	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
 )
 
-// killCycles is how many times TestSIGKILLKeyedIngest kills the gateway
-// (WH_TEST_IDEM_KILL_CYCLES; default 3).
-func killCycles(t *testing.T) int {
+// killCycles is how many times a SIGKILL test kills the gateway (WH_TEST_IDEM_KILL_CYCLES;
+// default: once per kill mode).
+func killCycles(t *testing.T, modes []string) int {
 	t.Helper()
-	return int(knob.Int(t, "WH_TEST_IDEM_KILL_CYCLES", 3, 1))
+	return int(knob.Int(t, "WH_TEST_IDEM_KILL_CYCLES", int64(len(modes)), 1))
 }
 
 // rowsPerKilledRequest is the number of rows of each request of TestSIGKILLKeyedIngest.
@@ -70,26 +72,48 @@ func (l *ledger) toRetry() (pending, acked []int) {
 // re-inserts after a crash (with the same deduplication tokens) is dropped by the engine.
 const dedupDDL = eventsDDL + " SETTINGS non_replicated_deduplication_window = 1000"
 
-// crashBatch is the batch after whose insert the crash hook kills the gateway.
-const crashBatch = 8
-
-// killMode is how cycle c kills the gateway: an external SIGKILL at a random point of the
-// stream, or the fault build's --fault-kill-after (at writer.FaultInserted or FaultMarked)
-// killing the process right after an insert (before the batch plan is marked) or right after
-// the mark (before the acks).
-func killMode(c int) string {
-	return []string{"external", "inserted", "marked"}[c%3]
+// crashAt is when the fault build's --fault-kill-after kills the gateway at point: after the
+// 8th batch's insert or mark (writer points), the 8th shared frame's mark, or the 40th keyed
+// request's publish.
+func crashAt(point string) int {
+	if point == string(api.FaultKeyedPublished) {
+		return 40
+	}
+	return 8
 }
 
-// TestSIGKILLKeyedIngest kills the gateway with SIGKILL while clients send keyed requests —
-// at random points and exactly between an insert and its acknowledgement — restarts it on the
-// same data dir, has the clients retry with the same keys every request that got no 2xx (and
-// some that did), repeats, and then requires every row of every request exactly once in
-// ClickHouse.
+// Kill modes: an external SIGKILL at a random point of the stream, or the fault build's
+// --fault-kill-after killing the process at a point: right after an insert (before the batch
+// plan is marked, writer.FaultInserted), right after that mark (before the acks,
+// writer.FaultMarked), right after a shared frame's claims were marked (before the frame is
+// published, api.FaultKeyedMarked), or right after a keyed request was published (before its
+// idempotency record is committed, api.FaultKeyedPublished).
+var (
+	allKillModes   = []string{"external", string(writer.FaultInserted), string(writer.FaultMarked), string(api.FaultKeyedMarked), string(api.FaultKeyedPublished)}
+	keyedKillModes = []string{"external", string(api.FaultKeyedMarked), string(api.FaultKeyedPublished)}
+)
+
+// TestSIGKILLKeyedIngest kills the all-embedded gateway (Pebble dedupe, embedded NATS) with
+// SIGKILL while clients send keyed requests — at random points, between a shared frame's marks
+// and its publish, between a publish and its idempotency commit, and between an insert and its
+// acknowledgement — restarts it on the same data dir, has the clients retry with the same keys
+// every request that got no 2xx (and some that did), repeats, and then requires every key and
+// row enqueued exactly once and every row exactly once in ClickHouse.
 func TestSIGKILLKeyedIngest(t *testing.T) {
+	sigkillKeyed(t, backends{}, allKillModes)
+}
+
+// TestSIGKILLKeyedIngestSplit is TestSIGKILLKeyedIngest on the split backends: DynamoDB dedupe
+// (dynalite) and an external nats-server, at the keyed publish path's crash points.
+func TestSIGKILLKeyedIngestSplit(t *testing.T) {
+	sigkillKeyed(t, backends{MQ: "nats", Dedupe: "dynamodb"}, keyedKillModes)
+}
+
+func sigkillKeyed(t *testing.T, b backends, modes []string) {
 	// A short lease, so a claim held by a request the kill interrupted lapses quickly; it stays
-	// far below the queue's 2 min duplicate window, which covers a publish whose commit was lost.
-	g := newGateway(t, backends{}, func(c *gatewayConfig) { c.Lease = "2s" })
+	// far below the queue's 2 min duplicate window, within which a marked claim's frame is
+	// resolved.
+	g := newGateway(t, b, func(c *gatewayConfig) { c.Lease = "2s" })
 	const table = "killed"
 	g.sql(t, fmt.Sprintf(dedupDDL, table))
 	run := testUniqueSuffix()
@@ -104,7 +128,8 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 	l := &ledger{acked: map[int]gatewaybin.Response{}, pending: map[int]bool{}}
 	var next atomic.Int64
 	var rc retryCounts
-	cycles := killCycles(t)
+	cycles := killCycles(t, modes)
+	killMode := func(c int) string { return modes[c%len(modes)] }
 	for cycle := range cycles {
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
@@ -128,9 +153,6 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 		cancel()
 		wg.Wait()
 		g.proc.SetArgs()
-		if cycle+1 < cycles && killMode(cycle+1) != "external" {
-			g.proc.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", killMode(cycle+1), crashBatch))
-		}
 		g.proc.Start(t)
 
 		pending, acked := l.toRetry()
@@ -150,7 +172,7 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 				replays++
 			}
 			// A 2xx whose record was not yet committed when the process died is processed
-			// again; the queue's duplicate window then returns the first position, so the
+			// again; its marked claim's frame is resolved to the first position, so the
 			// answer is the same either way.
 			if wasAcked && !bytes.Equal(r.Body, orig.Body) {
 				t.Errorf("retrying acknowledged request %d: %s, want the original %s", i, r, orig)
@@ -158,6 +180,12 @@ func TestSIGKILLKeyedIngest(t *testing.T) {
 			l.record(i, r, nil)
 		}
 		t.Logf("cycle %d: retries done, %d of them replayed, %d answers 409 in_flight so far", cycle, replays, rc.inFlight.Load())
+		if next := killMode(cycle + 1); cycle+1 < cycles && next != "external" {
+			// Armed only now, so the retries above do not count towards the fault's n.
+			g.proc.Stop(t)
+			g.proc.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", next, crashAt(next)))
+			g.proc.Start(t)
+		}
 	}
 
 	sent := int(next.Load())

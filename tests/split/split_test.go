@@ -73,9 +73,10 @@ func TestSplitProcesses(t *testing.T) {
 	acks := newAckLog()
 	stopLoad := startLoad(t, top.apis, splitTable, 2, acks)
 
-	// Under load, the sweeper trims history older than the 5 s window (behind the ack floor).
+	// Under load, the sweeper trims history older than the 5 s window (behind the ack floor),
+	// keeping every frame for the duplicate window (idempotency keys are on).
 	var trimmedTo uint64
-	poll.Until(t, 60*time.Second, "the ingest stream's history to be trimmed (first_seq > 1)", func() bool {
+	poll.Until(t, splitdeploy.DuplicateWindow+60*time.Second, "the ingest stream's history to be trimmed (first_seq > 1)", func() bool {
 		s, ok := ingestStream(t, nats.MonitorURL, b.Prefix)
 		trimmedTo = s.State.FirstSeq
 		return ok && s.State.FirstSeq > 1

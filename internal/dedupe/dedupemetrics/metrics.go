@@ -38,7 +38,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "wavehouse_dedupe_call_duration_seconds",
-			Help:    "Latency of dedupe store calls by operation (reserve, commit, release, get, sweep).",
+			Help:    "Latency of dedupe store calls by operation (reserve, mark, commit, release, get, sweep).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"op"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -111,6 +111,19 @@ func (s *store) Release(ctx context.Context, key dedupe.Key, token string) error
 	err := s.inner.Release(ctx, key, token)
 	s.observe("release", start, err)
 	return err
+}
+
+// Mark observes one call ("mark") and counts each claim's error.
+func (s *store) Mark(ctx context.Context, frame string, until time.Time, claims []dedupe.Owned) []error {
+	start := time.Now()
+	errs := s.inner.Mark(ctx, frame, until, claims)
+	s.m.duration.WithLabelValues("mark").Observe(time.Since(start).Seconds())
+	for _, err := range errs {
+		if err != nil {
+			s.m.errors.WithLabelValues("mark", kind(err)).Inc()
+		}
+	}
+	return errs
 }
 
 func (s *store) Get(ctx context.Context, key dedupe.Key) (dedupe.Record, error) {

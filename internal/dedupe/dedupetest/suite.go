@@ -78,9 +78,13 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{name: "CanceledContext", fn: testCanceledContext},
 		{name: "CommittedSurvivesReopen", fn: testReopen},
 		{name: "Closed", fn: testClosed},
+		{name: "MarkCarriedToNextClaim", fn: testMarkCarriedToNextClaim},
+		{name: "ReleaseKeepsMark", fn: testReleaseKeepsMark},
+		{name: "MarkBatch", fn: testMarkBatch},
 	}
 	if caps.Sweeper {
-		tests = append(tests, test{name: "SweepRemovesOnlyExpired", fn: testSweep})
+		tests = append(tests, test{name: "SweepRemovesOnlyExpired", fn: testSweep},
+			test{name: "SweepKeepsMarked", fn: testSweepKeepsMarked})
 	}
 	if caps.Outage {
 		tests = append(tests, test{name: "BackendDownIsUnavailable", fn: testBackendDown, private: true})

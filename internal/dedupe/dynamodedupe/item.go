@@ -22,6 +22,8 @@ const (
 	attrStatus      = "status"      // N: HTTP status, committed only
 	attrBody        = "body"        // B: absent when empty
 	attrTTL         = "ttl"         // N: Unix seconds, for DynamoDB's own (lazy) TTL deletion only
+	attrFrame       = "frame"       // S: a pending claim's mark (queue frame id), absent when unmarked
+	attrFrameUntil  = "frame_until" // N: Unix milliseconds, with frame
 )
 
 const (
@@ -37,6 +39,7 @@ const ttlSlack = time.Hour
 var exprNames = map[string]string{
 	"#pk": attrPK, "#st": attrState, "#tok": attrToken, "#fp": attrFingerprint,
 	"#lu": attrLeaseUntil, "#ea": attrExpiresAt, "#sc": attrStatus, "#bd": attrBody, "#ttl": attrTTL,
+	"#fr": attrFrame, "#fu": attrFrameUntil,
 }
 
 // names returns the subset of exprNames used by an expression (DynamoDB rejects unused
@@ -49,11 +52,20 @@ func names(placeholders ...string) map[string]string {
 	return m
 }
 
-// claimableCond is true when the key has no record or only an expired one at :now.
-const claimableCond = "attribute_not_exists(#pk) OR (#st = :pending AND #lu <= :now) OR (#st = :committed AND #ea <= :now)"
+// claimableCond is true when the key has no record or only an expired one at :now that carries
+// no mark still resolvable at :now (a claim over a marked record must carry the mark: see
+// Reserve).
+const claimableCond = "attribute_not_exists(#pk) OR (#st = :pending AND #lu <= :now AND " + unmarkedCond + ") OR (#st = :committed AND #ea <= :now)"
 
-// expiredCond is true when the record exists and is expired at :now.
-const expiredCond = "(#st = :pending AND #lu <= :now) OR (#st = :committed AND #ea <= :now)"
+// expiredCond is true when the record exists, is expired at :now and its mark, if any, can no
+// longer be resolved: the sweeper may delete it.
+const expiredCond = "(#st = :pending AND #lu <= :now AND " + unmarkedCond + ") OR (#st = :committed AND #ea <= :now)"
+
+// unmarkedCond is true when the record has no mark resolvable at :now.
+const unmarkedCond = "(attribute_not_exists(#fr) OR #fu <= :now)"
+
+// takeOverCond is true when the record is the expired pending claim of :oldtok.
+const takeOverCond = "#st = :pending AND #tok = :oldtok AND #lu <= :now"
 
 // ownedCond is true when the record is a pending claim held by :tok.
 const ownedCond = "#st = :pending AND #tok = :tok"
@@ -89,6 +101,13 @@ func decodeItem(item map[string]types.AttributeValue) (dedupe.Record, error) {
 		return dedupe.Record{}, fmt.Errorf("item %s: %w", attrLeaseUntil, err)
 	}
 	rec.LeaseUntil = time.UnixMilli(lu)
+	if fr := stringOf(item[attrFrame]); fr != "" && rec.State == dedupe.StatePending {
+		fu, err := numberOf(item[attrFrameUntil])
+		if err != nil {
+			return dedupe.Record{}, fmt.Errorf("item %s: %w", attrFrameUntil, err)
+		}
+		rec.Frame, rec.FrameUntil = fr, time.UnixMilli(fu)
+	}
 	if rec.State == dedupe.StateCommitted {
 		ea, err := numberOf(item[attrExpiresAt])
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -156,7 +157,9 @@ func (s *Store) now() time.Time {
 	return s.clock.Now().Truncate(time.Millisecond)
 }
 
-// Reserve implements dedupe.Store with one conditional PutItem.
+// Reserve implements dedupe.Store with one conditional PutItem; taking over an expired claim
+// that carries a mark costs a second, conditioned on the old claim's token, so the mark moves
+// to the new claim atomically.
 func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string, lease time.Duration) (dedupe.Reservation, error) {
 	if err := dedupe.CheckReserve(key, lease); err != nil {
 		return dedupe.Reservation{}, err
@@ -164,34 +167,9 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 	for range reserveRounds {
 		now := s.now()
 		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease).Truncate(time.Millisecond)}
-		item := map[string]types.AttributeValue{
-			attrPK:         strAttr(key.Encode()),
-			attrState:      strAttr(statePending),
-			attrToken:      strAttr(claim.Token),
-			attrLeaseUntil: numAttr(millis(claim.LeaseUntil)),
-			attrTTL:        numAttr(claim.LeaseUntil.Add(ttlSlack).Unix()),
-		}
-		if fingerprint != "" {
-			item[attrFingerprint] = strAttr(fingerprint)
-		}
-		var out *dynamodb.PutItemOutput
-		err := s.do(ctx, "reserve", func(ctx context.Context) error {
-			var err error
-			out, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-				TableName:                &s.cfg.Table,
-				Item:                     item,
-				ConditionExpression:      aws.String(claimableCond),
-				ExpressionAttributeNames: names("#pk", "#st", "#lu", "#ea"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":pending": strAttr(statePending), ":committed": strAttr(stateCommitted), ":now": numAttr(millis(now)),
-				},
-				ReturnValues: types.ReturnValueAllOld,
-				// DynamoDB returns the record that failed the condition, saving a read on
-				// every duplicate; servers that do not (dynalite) cost one GetItem.
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			})
-			return err
-		})
+		out, err := s.putClaim(ctx, key, fingerprint, claim, claimableCond, map[string]types.AttributeValue{
+			":pending": strAttr(statePending), ":committed": strAttr(stateCommitted), ":now": numAttr(millis(now)),
+		}, "#pk", "#st", "#lu", "#ea", "#fr", "#fu")
 		if err == nil {
 			return dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: len(out.Attributes) > 0}, nil
 		}
@@ -199,17 +177,79 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 		if !errors.As(err, &ccf) {
 			return dedupe.Reservation{}, err
 		}
-		rec, found, err := s.current(ctx, key, ccf.Item)
+		item, err := s.current(ctx, key, ccf.Item)
 		if err != nil {
 			return dedupe.Reservation{}, err
 		}
-		if found && rec.Live(now) {
+		if item == nil {
+			continue // released in between
+		}
+		rec, err := decodeItem(item)
+		if err != nil {
+			return dedupe.Reservation{}, fmt.Errorf("%w: dynamodb reserve %v: %w", dedupe.ErrUnavailable, key, err)
+		}
+		if rec.Live(now) {
 			return dedupe.Classify(rec, fingerprint, now), nil
 		}
-		// The record that failed the condition was released or replaced by an expired one in
-		// between; try to claim again.
+		if claim.Frame, claim.FrameUntil = dedupe.Inherited(rec, now); claim.Frame == "" {
+			continue // expired and unmarked in between: the first write can claim it now
+		}
+		_, err = s.putClaim(ctx, key, fingerprint, claim, takeOverCond, map[string]types.AttributeValue{
+			":pending": strAttr(statePending), ":oldtok": strAttr(stringOf(item[attrToken])), ":now": numAttr(millis(now)),
+		}, "#st", "#tok", "#lu")
+		if err == nil {
+			return dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: true}, nil
+		}
+		if !conditionFailed(err) {
+			return dedupe.Reservation{}, err
+		}
+		// Someone else took it over first; look again.
 	}
 	return dedupe.Reservation{}, fmt.Errorf("%w: dynamodb reserve %v: the record kept changing", dedupe.ErrUnavailable, key)
+}
+
+// putClaim writes claim (with its inherited mark, if any) under cond.
+func (s *Store) putClaim(ctx context.Context, key dedupe.Key, fingerprint string, claim dedupe.Claim, cond string,
+	values map[string]types.AttributeValue, placeholders ...string) (*dynamodb.PutItemOutput, error) {
+	item := map[string]types.AttributeValue{
+		attrPK:         strAttr(key.Encode()),
+		attrState:      strAttr(statePending),
+		attrToken:      strAttr(claim.Token),
+		attrLeaseUntil: numAttr(millis(claim.LeaseUntil)),
+		attrTTL:        numAttr(claim.LeaseUntil.Add(ttlSlack).Unix()),
+	}
+	if fingerprint != "" {
+		item[attrFingerprint] = strAttr(fingerprint)
+	}
+	if claim.Frame != "" {
+		item[attrFrame] = strAttr(claim.Frame)
+		item[attrFrameUntil] = numAttr(millis(claim.FrameUntil))
+		item[attrTTL] = numAttr(later(claim.LeaseUntil, claim.FrameUntil).Add(ttlSlack).Unix())
+	}
+	var out *dynamodb.PutItemOutput
+	err := s.do(ctx, "reserve", func(ctx context.Context) error {
+		var err error
+		out, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 &s.cfg.Table,
+			Item:                      item,
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  names(placeholders...),
+			ExpressionAttributeValues: values,
+			ReturnValues:              types.ReturnValueAllOld,
+			// DynamoDB returns the record that failed the condition, saving a read on
+			// every duplicate; servers that do not (dynalite) cost one GetItem.
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		return err
+	})
+	return out, err
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // Commit implements dedupe.Store with one conditional UpdateItem.
@@ -224,10 +264,10 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 	}
 	update := "SET #st = :committed, #ea = :ea, #sc = :sc, #ttl = :ttl"
 	if len(resp.Body) > 0 {
-		update += ", #bd = :bd"
+		update += ", #bd = :bd REMOVE #fr, #fu"
 		values[":bd"] = &types.AttributeValueMemberB{Value: resp.Body}
 	} else {
-		update += " REMOVE #bd"
+		update += " REMOVE #bd, #fr, #fu"
 	}
 	err := s.do(ctx, "commit", func(ctx context.Context) error {
 		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -235,7 +275,7 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 			Key:                       pkAttr(key),
 			UpdateExpression:          aws.String(update),
 			ConditionExpression:       aws.String(ownedCond),
-			ExpressionAttributeNames:  names("#st", "#tok", "#ea", "#sc", "#ttl", "#bd"),
+			ExpressionAttributeNames:  names("#st", "#tok", "#ea", "#sc", "#ttl", "#bd", "#fr", "#fu"),
 			ExpressionAttributeValues: values,
 		})
 		return err
@@ -246,20 +286,36 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 	return err
 }
 
-// Release implements dedupe.Store with one conditional DeleteItem.
+// Release implements dedupe.Store with one conditional DeleteItem, or, for a marked claim, a
+// conditional UpdateItem that ends its lease and keeps the mark.
 func (s *Store) Release(ctx context.Context, key dedupe.Key, token string) error {
 	if err := dedupe.CheckRelease(key, token); err != nil {
 		return err
 	}
+	values := map[string]types.AttributeValue{":pending": strAttr(statePending), ":tok": strAttr(token)}
 	err := s.do(ctx, "release", func(ctx context.Context) error {
 		_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName:                &s.cfg.Table,
-			Key:                      pkAttr(key),
-			ConditionExpression:      aws.String(ownedCond),
-			ExpressionAttributeNames: names("#st", "#tok"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pending": strAttr(statePending), ":tok": strAttr(token),
-			},
+			TableName:                 &s.cfg.Table,
+			Key:                       pkAttr(key),
+			ConditionExpression:       aws.String(ownedCond + " AND attribute_not_exists(#fr)"),
+			ExpressionAttributeNames:  names("#st", "#tok", "#fr"),
+			ExpressionAttributeValues: values,
+		})
+		return err
+	})
+	if !conditionFailed(err) {
+		return err
+	}
+	// The lease ends and the token becomes one nobody holds: the caller no longer owns it.
+	values[":now"], values[":newtok"] = numAttr(millis(s.now())), strAttr(dedupe.NewToken())
+	err = s.do(ctx, "release", func(ctx context.Context) error {
+		_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 &s.cfg.Table,
+			Key:                       pkAttr(key),
+			UpdateExpression:          aws.String("SET #lu = :now, #tok = :newtok"),
+			ConditionExpression:       aws.String(ownedCond + " AND attribute_exists(#fr)"),
+			ExpressionAttributeNames:  names("#st", "#tok", "#fr", "#lu"),
+			ExpressionAttributeValues: values,
 		})
 		return err
 	})
@@ -267,6 +323,42 @@ func (s *Store) Release(ctx context.Context, key dedupe.Key, token string) error
 		return dedupe.ErrNotOwner
 	}
 	return err
+}
+
+// Mark implements dedupe.Store with one conditional UpdateItem per claim, sent concurrently.
+func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims []dedupe.Owned) []error {
+	errs := make([]error, len(claims))
+	if err := dedupe.CheckMark(frame, claims); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	until = until.Truncate(time.Millisecond)
+	var wg sync.WaitGroup
+	for i, c := range claims {
+		wg.Go(func() {
+			err := s.do(ctx, "mark", func(ctx context.Context) error {
+				_, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+					TableName:                &s.cfg.Table,
+					Key:                      pkAttr(c.Key),
+					UpdateExpression:         aws.String("SET #fr = :fr, #fu = :fu"),
+					ConditionExpression:      aws.String(ownedCond),
+					ExpressionAttributeNames: names("#st", "#tok", "#fr", "#fu"),
+					ExpressionAttributeValues: map[string]types.AttributeValue{
+						":pending": strAttr(statePending), ":tok": strAttr(c.Token), ":fr": strAttr(frame), ":fu": numAttr(millis(until)),
+					},
+				})
+				return err
+			})
+			if conditionFailed(err) {
+				err = dedupe.ErrNotOwner
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errs
 }
 
 // Get implements dedupe.Store with a strongly consistent GetItem.
@@ -284,21 +376,30 @@ func (s *Store) Get(ctx context.Context, key dedupe.Key) (dedupe.Record, error) 
 	return rec, nil
 }
 
-// current returns the record that failed a condition: item when the server sent it back,
-// otherwise a fresh read.
-func (s *Store) current(ctx context.Context, key dedupe.Key, item map[string]types.AttributeValue) (dedupe.Record, bool, error) {
-	if len(item) == 0 {
-		return s.read(ctx, key)
+// current returns the item that failed a condition: item when the server sent it back,
+// otherwise a fresh read (nil when there is none).
+func (s *Store) current(ctx context.Context, key dedupe.Key, item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	if len(item) > 0 {
+		return item, nil
 	}
-	rec, err := decodeItem(item)
-	if err != nil {
-		return dedupe.Record{}, false, fmt.Errorf("%w: dynamodb reserve %v: %w", dedupe.ErrUnavailable, key, err)
-	}
-	return rec, true, nil
+	return s.readItem(ctx, key)
 }
 
 // read fetches the item for key with a strongly consistent read.
 func (s *Store) read(ctx context.Context, key dedupe.Key) (dedupe.Record, bool, error) {
+	item, err := s.readItem(ctx, key)
+	if err != nil || item == nil {
+		return dedupe.Record{}, false, err
+	}
+	rec, err := decodeItem(item)
+	if err != nil {
+		return dedupe.Record{}, false, fmt.Errorf("%w: dynamodb get %v: %w", dedupe.ErrUnavailable, key, err)
+	}
+	return rec, true, nil
+}
+
+// readItem fetches the raw item for key with a strongly consistent read; nil when absent.
+func (s *Store) readItem(ctx context.Context, key dedupe.Key) (map[string]types.AttributeValue, error) {
 	var out *dynamodb.GetItemOutput
 	err := s.do(ctx, "get", func(ctx context.Context) error {
 		var err error
@@ -310,16 +411,12 @@ func (s *Store) read(ctx context.Context, key dedupe.Key) (dedupe.Record, bool, 
 		return err
 	})
 	if err != nil {
-		return dedupe.Record{}, false, err
+		return nil, err
 	}
 	if len(out.Item) == 0 {
-		return dedupe.Record{}, false, nil
+		return nil, nil
 	}
-	rec, err := decodeItem(out.Item)
-	if err != nil {
-		return dedupe.Record{}, false, fmt.Errorf("%w: dynamodb get %v: %w", dedupe.ErrUnavailable, key, err)
-	}
-	return rec, true, nil
+	return out.Item, nil
 }
 
 // Close marks the store closed and drops idle connections. It is idempotent.

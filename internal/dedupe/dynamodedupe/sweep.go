@@ -29,7 +29,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 				ConsistentRead:            aws.Bool(true),
 				FilterExpression:          aws.String(expiredCond),
 				ProjectionExpression:      aws.String("#pk"),
-				ExpressionAttributeNames:  names("#pk", "#st", "#lu", "#ea"),
+				ExpressionAttributeNames:  names("#pk", "#st", "#lu", "#ea", "#fr", "#fu"),
 				ExpressionAttributeValues: values,
 				ExclusiveStartKey:         start,
 			})
@@ -44,7 +44,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 					TableName:                 &s.cfg.Table,
 					Key:                       map[string]types.AttributeValue{attrPK: item[attrPK]},
 					ConditionExpression:       aws.String(expiredCond),
-					ExpressionAttributeNames:  names("#st", "#lu", "#ea"),
+					ExpressionAttributeNames:  names("#st", "#lu", "#ea", "#fr", "#fu"),
 					ExpressionAttributeValues: values,
 				})
 				return err

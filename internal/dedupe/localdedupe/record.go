@@ -22,6 +22,8 @@ type stored struct {
 	ExpiresAt   int64  `json:"e,omitempty"`
 	Status      int    `json:"c,omitempty"`
 	Body        []byte `json:"b,omitempty"`
+	Frame       string `json:"fr,omitempty"`
+	FrameUntil  int64  `json:"fu,omitempty"`
 }
 
 func (s stored) record() dedupe.Record {
@@ -35,6 +37,9 @@ func (s stored) record() dedupe.Record {
 	}
 	if s.ExpiresAt != 0 {
 		rec.ExpiresAt = time.Unix(0, s.ExpiresAt)
+	}
+	if s.Frame != "" {
+		rec.Frame, rec.FrameUntil = s.Frame, time.Unix(0, s.FrameUntil)
 	}
 	return rec
 }

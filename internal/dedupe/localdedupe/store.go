@@ -79,19 +79,25 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 			return err
 		}
 		now := s.clock.Now()
+		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease)}
 		if found {
-			if rec := cur.record(); rec.Live(now) {
+			rec := cur.record()
+			if rec.Live(now) {
 				res = dedupe.Classify(rec, fingerprint, now)
 				return nil
 			}
+			claim.Frame, claim.FrameUntil = dedupe.Inherited(rec, now)
 		}
-		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease)}
-		val := encode(stored{
+		next := stored{
 			State:       int(dedupe.StatePending),
 			Token:       claim.Token,
 			Fingerprint: fingerprint,
 			LeaseUntil:  claim.LeaseUntil.UnixNano(),
-		})
+		}
+		if claim.Frame != "" {
+			next.Frame, next.FrameUntil = claim.Frame, claim.FrameUntil.UnixNano()
+		}
+		val := encode(next)
 		if err := db.Set(k, val, pebble.NoSync); err != nil {
 			return unavailable("write claim", err)
 		}
@@ -115,6 +121,7 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 		cur.ExpiresAt = s.clock.Now().Add(retention).UnixNano()
 		cur.Status = resp.Status
 		cur.Body = resp.Body
+		cur.Frame, cur.FrameUntil = "", 0
 		if err := db.Set(k, encode(cur), pebble.Sync); err != nil {
 			return unavailable("write commit", err)
 		}
@@ -128,8 +135,18 @@ func (s *Store) Release(ctx context.Context, key dedupe.Key, token string) error
 		return err
 	}
 	return s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
-		if _, err := owned(db, k, token); err != nil {
+		cur, err := owned(db, k, token)
+		if err != nil {
 			return err
+		}
+		if cur.Frame != "" {
+			// The request may be in the queue: keep the mark for the next owner to resolve.
+			// A token nobody holds: the caller no longer owns it.
+			cur.LeaseUntil, cur.Token = s.clock.Now().UnixNano(), dedupe.NewToken()
+			if err := db.Set(k, encode(cur), pebble.NoSync); err != nil {
+				return unavailable("expire claim", err)
+			}
+			return nil
 		}
 		if err := db.Delete(k, pebble.NoSync); err != nil {
 			return unavailable("delete claim", err)

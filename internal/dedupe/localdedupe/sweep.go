@@ -57,7 +57,7 @@ func scanExpired(db *pebble.DB, after []byte, now time.Time) ([][]byte, bool, er
 	var keys [][]byte
 	for ok := it.First(); ok; ok = it.Next() {
 		cur, err := decode(it.Value())
-		if err == nil && cur.record().Live(now) {
+		if err == nil && cur.record().Kept(now) {
 			continue
 		}
 		// Undecodable values are swept too: nothing can read them.
@@ -88,7 +88,7 @@ func (s *Store) deleteIfExpired(ctx context.Context, k []byte, now time.Time) (i
 		}
 		cur, decErr := decode(val)
 		_ = closer.Close()
-		if decErr == nil && cur.record().Live(now) {
+		if decErr == nil && cur.record().Kept(now) {
 			return nil
 		}
 		if err := db.Delete(k, pebble.NoSync); err != nil {

@@ -143,6 +143,11 @@ func (s *subscription) pull(ctx context.Context, max int, wait time.Duration) ([
 	}
 	var out []mq.Delivery
 	for msg := range batch.Messages() {
+		if isFence(msg) {
+			// Holds no record: acknowledged unread (a failed ack redelivers it).
+			_ = msg.Ack()
+			continue
+		}
 		d, err := s.q.newDelivery(s.p, msg)
 		if err != nil {
 			// A message that is not a frame can never be inserted: it

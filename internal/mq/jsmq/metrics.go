@@ -18,6 +18,7 @@ type Metrics struct {
 	frameRecords   prometheus.Histogram
 	frameBytes     prometheus.Histogram
 	undecodable    *prometheus.CounterVec
+	claims         *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered metrics; Register adds them and the
@@ -43,7 +44,30 @@ func NewMetrics() *Metrics {
 			Name: "wavehouse_mq_undecodable_total",
 			Help: "Stored messages on ingest subjects that were not decodable frames, dead-lettered with their raw bytes (code undecodable), by partition.",
 		}, []string{"partition"}),
+		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wavehouse_mq_claims_total",
+			Help: "Idempotency claims of keyed records in shared frames, by outcome: marked (marked with their frame's id before it was published), mark_failed (left out of the frame), prior_found (an earlier attempt's frame holds the request: not published again), prior_fenced (it does not: fenced off, published anew).",
+		}, []string{"outcome"}),
 	}
+}
+
+func (m *Metrics) observeMarked(marked, failed int) {
+	if m == nil {
+		return
+	}
+	m.claims.WithLabelValues("marked").Add(float64(marked))
+	m.claims.WithLabelValues("mark_failed").Add(float64(failed))
+}
+
+func (m *Metrics) observeResolve(found bool) {
+	if m == nil {
+		return
+	}
+	outcome := "prior_fenced"
+	if found {
+		outcome = "prior_found"
+	}
+	m.claims.WithLabelValues(outcome).Inc()
 }
 
 func (m *Metrics) observeUndecodable(p int) {
@@ -81,6 +105,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, q *Queue) error {
 		reg.Register(m.frameRecords),
 		reg.Register(m.frameBytes),
 		reg.Register(m.undecodable),
+		reg.Register(m.claims),
 		reg.Register(&collector{q: q}),
 	)
 }

@@ -60,6 +60,9 @@ func (q *Queue) Publish(ctx context.Context, rec mq.Record) (mq.PublishResult, e
 	if err := checkName(rec.Tenant, rec.Table); err != nil {
 		return mq.PublishResult{}, err
 	}
+	if rec.Claim != nil && (rec.IdempotencyKey == "" || rec.Claim.Marker == nil) {
+		return mq.PublishResult{}, fmt.Errorf("%w: a claimed record needs an idempotency key and a marker", mq.ErrInvalid)
+	}
 	if err := q.checkConn(); err != nil {
 		return mq.PublishResult{}, err
 	}
@@ -86,9 +89,12 @@ func (q *Queue) Publish(ctx context.Context, rec mq.Record) (mq.PublishResult, e
 		start = time.Now()
 	)
 	defer func() { q.opts.Metrics.observePublish(start, err) }()
-	if r.IdempotencyKey != "" {
+	switch {
+	case r.Claim != nil:
+		res, err = q.publishClaimed(ctx, &r, size)
+	case r.IdempotencyKey != "":
 		res, err = q.publishKeyed(ctx, &r)
-	} else {
+	default:
 		res.Position, err = q.groupCommit(ctx, &r, size)
 	}
 	if err != nil || res.Duplicate {
@@ -204,7 +210,14 @@ func (q *Queue) lead(sq *subjectQueue) {
 	}
 	sq.mu.Unlock()
 
-	seq, err := q.publishFrame(sq.subject, frame)
+	frame, id := q.markFrame(frame)
+	var (
+		seq uint64
+		err error
+	)
+	if len(frame) > 0 {
+		seq, err = q.publishFrame(sq.subject, frame, id)
+	}
 	for i, r := range frame {
 		r.done <- pubResult{pos: mq.Position{Seq: seq, Index: uint32(i)}, err: err}
 	}
@@ -220,7 +233,8 @@ func (q *Queue) lead(sq *subjectQueue) {
 	sq.mu.Unlock()
 }
 
-func (q *Queue) publishFrame(subject string, frame []*pubReq) (uint64, error) {
+// publishFrame stores frame; id, when set, is its message id (see markFrame).
+func (q *Queue) publishFrame(subject string, frame []*pubReq, id string) (uint64, error) {
 	if err := q.checkConn(); err != nil {
 		return 0, err
 	}
@@ -229,6 +243,9 @@ func (q *Queue) publishFrame(subject string, frame []*pubReq) (uint64, error) {
 		recs[i] = r.rec
 	}
 	msg := q.frameMsg(subject, recs)
+	if id != "" {
+		msg.Header.Set(jetstream.MsgIDHeader, id)
+	}
 	q.opts.Metrics.observeFrame(len(recs), len(msg.Data))
 	var ack *jetstream.PubAck
 	// The frame carries other callers' records: one caller's ctx must not
@@ -240,6 +257,11 @@ func (q *Queue) publishFrame(subject string, frame []*pubReq) (uint64, error) {
 	})
 	if err != nil {
 		return 0, err
+	}
+	if ack.Duplicate {
+		if err := q.checkOwnFrame(subject, ack.Sequence); err != nil {
+			return 0, err
+		}
 	}
 	return ack.Sequence, nil
 }

@@ -29,10 +29,14 @@ const (
 const ReadyTimeout = 90 * time.Second
 
 // Config timings of every process (Backends.Config): short flush, lease, sweep interval and
-// history window, so that batching, takeovers and trimming all happen within seconds.
+// history window, so that batching, takeovers and trimming all happen within seconds. With
+// idempotency keys on, the sweeper keeps every frame for the queue's duplicate window (a retry
+// reads its marked frame back, docs/adr/0012), so DuplicateWindow is short too: trimming
+// starts DuplicateWindow after the first insert. It stays above the 30 s idempotency lease.
 const (
-	HistoryWindow = 5 * time.Second
-	SweepInterval = time.Second
+	HistoryWindow   = 5 * time.Second
+	SweepInterval   = time.Second
+	DuplicateWindow = 40 * time.Second
 )
 
 // Servers are the ClickHouse, Redis and dynalite servers a deployment uses.
@@ -182,6 +186,7 @@ sweeper:
   nats:
     urls: [%s]
 %s    replicas: %d
+    duplicate_window: %s
     manage_topology: true
 cache:
   backend: redis
@@ -200,7 +205,7 @@ coord:
   backend: nats
   lease: 2s
 `, role, name, dataDir(dir), HistoryWindow, SweepInterval, idem,
-		b.storeYAML(), b.Prefix, strings.Join(urls, ", "), user, b.Replicas, b.RedisAddr, b.RedisPrefix,
+		b.storeYAML(), b.Prefix, strings.Join(urls, ", "), user, b.Replicas, DuplicateWindow, b.RedisAddr, b.RedisPrefix,
 		b.DynTable, b.DynEndpoint, filepath.Join(b.CredsDir, "key_id"), filepath.Join(b.CredsDir, "secret"))
 }
 
