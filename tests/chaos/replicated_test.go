@@ -93,6 +93,45 @@ func TestChaosClusterShardDown(t *testing.T) {
 	})
 }
 
+// TestChaosClusterReplicaKill SIGKILLs one replica of a shard of a private 2 × 2 cluster at a
+// random moment under sustained ingest through the gateway in insert mode local, keeps it down
+// for a random while and starts it again: inserts fail over to the other replica of the shard
+// (rows keep landing while it is down, nothing is dead-lettered), every acknowledged row is stored
+// once, and the restarted replica catches up.
+func TestChaosClusterReplicaKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos: skipped under -short")
+	}
+	cp := testsvc.StartClickHouseCluster(t)
+	c := &cp.ClickHouseCluster
+	db := testsvc.UniqueName(t, "chaos_replica")
+	_, tg := startAllInOne(t, clusterStoreYAML(t, c, db))
+	tg.read = readReplicated(c, db)
+	tg.create = createSharded(c, db)
+	runScenario(t, "all-in-one, 2 × 2 cluster (insert: local): SIGKILL one replica", "chaos_replica_kill", tg, fault{
+		name: "SIGKILL one replica",
+		inject: func(t *testing.T, rng *rand.Rand) {
+			n := cp.Servers[rng.IntN(len(cp.Servers))][rng.IntN(2)]
+			before, err := scrape(t.Context(), tg.ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Kill(t)
+			// Fail-over, not waiting: rows keep landing while the replica is down.
+			inserted := before.sum("wavehouse_ingest_rows_inserted_total")
+			poll.Until(t, progressTimeout, "rows inserted while one replica is down", func() bool {
+				m, err := scrape(t.Context(), tg.ops)
+				return err == nil && m.sum("wavehouse_ingest_rows_inserted_total") > inserted+1000
+			})
+			wait(t, between(rng, minOutage, maxOutage))
+			if m, err := scrape(t.Context(), tg.ops); err != nil || m.sum(metricDLQ) != 0 {
+				t.Errorf("with a replica down: DLQ entries %v (error %v), want 0", m.sum(metricDLQ), err)
+			}
+			n.Start(t)
+		},
+	})
+}
+
 // clusterStoreYAML is the store section for the cluster in insert mode local with db as the
 // default tenant's database, which it creates on every node.
 func clusterStoreYAML(t *testing.T, c *testsvc.ClickHouseCluster, db string) string {
