@@ -32,8 +32,16 @@ func TestNATSClusterR3SurvivesOneNodeKilled(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{stream}, Replicas: 3}); err != nil {
 		t.Fatalf("create R3 stream: %v", err)
 	}
-	if _, err := js.Publish(ctx, stream, []byte("before")); err != nil {
-		t.Fatal(err)
+	// CreateStream can return before the new R3 stream has elected its leader; until then a
+	// publish gets no response, so the first one is retried within a deadline too.
+	var berr error
+	if !poll.Within(t, 60*time.Second, func() bool {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		defer acancel()
+		_, berr = js.Publish(actx, stream, []byte("before"), jetstream.WithMsgID("before"))
+		return berr == nil
+	}) {
+		t.Fatalf("first publish to the new R3 stream: %v", berr)
 	}
 
 	// Kill a node the client is not connected to, so the test exercises the
