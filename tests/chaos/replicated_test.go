@@ -64,12 +64,7 @@ func TestChaosClusterShardDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped under -short")
 	}
-	cp := testsvc.StartClickHouseCluster(t)
-	c := &cp.ClickHouseCluster
-	db := testsvc.UniqueName(t, "chaos_shard")
-	_, tg := startAllInOne(t, clusterStoreYAML(t, c, db))
-	tg.read = readReplicated(c, db)
-	tg.create = createSharded(c, db)
+	cp, tg := startOnPrivateCluster(t, "chaos_shard")
 	runScenario(t, "all-in-one, 2 × 2 cluster (insert: local): shard 2 fully down, then back", "chaos_shard_down", tg, fault{
 		name: "SIGKILL both replicas of shard 2",
 		inject: func(t *testing.T, _ *rand.Rand) {
@@ -102,12 +97,7 @@ func TestChaosClusterReplicaKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped under -short")
 	}
-	cp := testsvc.StartClickHouseCluster(t)
-	c := &cp.ClickHouseCluster
-	db := testsvc.UniqueName(t, "chaos_replica")
-	_, tg := startAllInOne(t, clusterStoreYAML(t, c, db))
-	tg.read = readReplicated(c, db)
-	tg.create = createSharded(c, db)
+	cp, tg := startOnPrivateCluster(t, "chaos_replica")
 	runScenario(t, "all-in-one, 2 × 2 cluster (insert: local): SIGKILL one replica", "chaos_replica_kill", tg, fault{
 		name: "SIGKILL one replica",
 		inject: func(t *testing.T, rng *rand.Rand) {
@@ -130,6 +120,20 @@ func TestChaosClusterReplicaKill(t *testing.T) {
 			n.Start(t)
 		},
 	})
+}
+
+// startOnPrivateCluster starts a private 2 × 2 cluster (its servers are the test's to kill) and
+// the all-in-one gateway ingesting into it in insert mode local, in a database named after prefix,
+// with the target reading and creating sharded tables there.
+func startOnPrivateCluster(t *testing.T, prefix string) (*testsvc.ClickHouseClusterProcess, target) {
+	t.Helper()
+	cp := testsvc.StartClickHouseCluster(t)
+	c := &cp.ClickHouseCluster
+	db := testsvc.UniqueName(t, prefix)
+	_, tg := startAllInOne(t, clusterStoreYAML(t, c, db))
+	tg.read = readReplicated(c, db)
+	tg.create = createSharded(c, db)
+	return cp, tg
 }
 
 // clusterStoreYAML is the store section for the cluster in insert mode local with db as the
