@@ -27,6 +27,12 @@ func WriteHeaders(w http.ResponseWriter, d Decision) {
 // headers. A request that can never pass (more rows than the burst) is not retryable.
 func Reject(w http.ResponseWriter, d Decision) {
 	WriteHeaders(w, d)
+	httpx.WriteError(w, RejectError(d))
+}
+
+// RejectError is the error Reject answers for a refused decision (without the RateLimit-*
+// headers, which WriteHeaders sets), for a route that answers errors in another form.
+func RejectError(d Decision) httpx.Error {
 	e := httpx.Error{Status: http.StatusTooManyRequests, Code: "limits." + string(d.Kind), Retryable: !d.Never}
 	switch {
 	case d.Never:
@@ -39,7 +45,7 @@ func Reject(w http.ResponseWriter, d Decision) {
 		e.Message = fmt.Sprintf("over the tenant's %s rate limit", d.Kind)
 		e.RetryAfter = max(d.RetryAfter, time.Second)
 	}
-	httpx.WriteError(w, e)
+	return e
 }
 
 func ceilSeconds(d time.Duration) int {
