@@ -5,7 +5,7 @@
 //
 // # Semantics
 //
-// [DecodeRowBinary] and [DecodeNative] return [Decoded]: the column names and type strings, and
+// [DecodeRowBinary], [DecodeNative] and [DecodeNativeFor] return [Decoded]: the column names and type strings, and
 // one canonical JSON array per row, newline-terminated, in column order. A value's canonical form
 // is the one chtype gives it (chtype's AppendCanonicalRowBinary reads every scalar, in RowBinary
 // and in Native alike, since a scalar Native column is its values' RowBinary encodings one after
@@ -21,9 +21,14 @@
 // of 54454 or more reads blocks as ClickHouse writes them for such a client revision. [Revision]
 // is the revision the gateway claims to clients.
 //
-// Types are the block's: a DateTime('zone') column that ClickHouse 18.16 names "DateTime" in a
-// Native block is rendered in UTC, the same instants. Callers compare Decoded.Types with the
-// table's before treating rows as the table's.
+// Native written at revision 0 — by ClickHouse itself (SELECT … FORMAT Native, INTO OUTFILE,
+// clickhouse-client), not by clickhouse-go, which writes the table's types — names a
+// DateTime('zone') column "DateTime": its values are instants, and [DecodeNative] renders them
+// in UTC as the block's type says. A caller that knows the table's columns calls
+// [DecodeNativeFor], which reads each column with the table's type (refusing any other type
+// difference), so the canonical text is in the table's zone; rendered in UTC and then validated
+// against the table's type, the same text would denote other instants. The ingest path uses
+// DecodeNativeFor.
 //
 // # Errors
 //

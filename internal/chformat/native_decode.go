@@ -31,7 +31,7 @@ const (
 // maxExpansion is how many bytes of canonical JSON LowCardinality indexes may produce beyond
 // their own size: every other Native value decodes to a few times its bytes at most, but an
 // index of one byte can repeat a key of any length.
-func maxExpansion(n int) int { return 64<<20 + 64*n }
+func maxExpansion(n int) int { return 64<<20 + 16*n }
 
 // DecodeNative converts a Native body — blocks until the end of src — to canonical JSON rows
 // appended to dst. revision is the protocol revision the body was written for: 0 for plain
@@ -50,12 +50,28 @@ func maxExpansion(n int) int { return 64<<20 + 64*n }
 // data is a *RowError naming the column and the first row it could be pinned to. On error the
 // returned JSON is dst at its original length.
 func DecodeNative(src []byte, revision uint64, dst []byte) (Decoded, error) {
+	return DecodeNativeFor(src, revision, nil, nil, dst)
+}
+
+// DecodeNativeFor is DecodeNative for a body meant for known columns (the table's, or the
+// INSERT's column list): every block column must be one of names, with its type or one that
+// differs only in DateTime time zones, else the error wraps ErrHeaderMismatch and names the
+// column. A column is read with its expected type: ClickHouse writes Native at revision 0 with
+// the zones of DateTime types dropped ("DateTime" for DateTime('Asia/Tokyo')), and the values,
+// instants, are then canonical in the table's zone rather than as UTC wall-clock text the
+// table's type would misread. Decoded.Types are the types read with. With no names it is
+// DecodeNative.
+func DecodeNativeFor(src []byte, revision uint64, names, types []string, dst []byte) (Decoded, error) {
 	start := len(dst)
 	fail := func(err error) (Decoded, error) { return Decoded{JSON: dst[:start]}, err }
+	if len(names) != len(types) {
+		return fail(fmt.Errorf("%w: %d column names for %d types", ErrHeaderMismatch, len(names), len(types)))
+	}
+	want := newExpected(names, types)
 	r := &reader{b: src, expand: maxExpansion(len(src))}
 	var d Decoded
 	for block := 0; r.rest() > 0; block++ {
-		b, err := readBlock(r, revision, d.Rows, block)
+		b, err := readBlock(r, revision, want, d.Rows, block)
 		if err != nil {
 			return fail(err)
 		}
@@ -105,7 +121,7 @@ func sameColumns(d Decoded, b *block, n int) error {
 }
 
 // readBlock reads one block; firstRow is the index of its first row in the whole body.
-func readBlock(r *reader, revision uint64, firstRow, n int) (*block, error) {
+func readBlock(r *reader, revision uint64, want *expected, firstRow, n int) (*block, error) {
 	bad := func(column, format string, args ...any) error {
 		return &RowError{Row: firstRow, Column: column, Err: fmt.Errorf("%w: block %d: "+format, append([]any{ErrMalformed, n}, args...)...)}
 	}
@@ -135,6 +151,17 @@ func readBlock(r *reader, revision uint64, firstRow, n int) (*block, error) {
 		typ, ok2 := r.str()
 		if !ok1 || !ok2 {
 			return nil, bad(name, "ends inside the name or type of column %d", c)
+		}
+		if want != nil {
+			var err error
+			if typ, err = want.conform(name, typ, true); err != nil {
+				return nil, err
+			}
+		}
+		for _, prev := range b.names[:c] {
+			if prev == name {
+				return nil, bad(name, "column %q appears twice", name)
+			}
 		}
 		b.names[c], b.types[c] = name, typ
 		t, err := chtype.Parse(typ)

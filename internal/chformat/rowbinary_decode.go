@@ -11,10 +11,11 @@ import (
 // types are the columns the rows hold, in order (the table's columns or the INSERT's column
 // list). With withNamesAndTypes the body starts with the RowBinaryWithNamesAndTypes header (a
 // uvarint column count, the names, then the type strings); the rows then hold the header's
-// columns in the header's order, each of which must be one of names with the same type (a
-// different spelling of the same type, "Decimal(9,2)" for "Decimal(9, 2)", is the same type),
-// else the error wraps ErrHeaderMismatch and names the column. With no names at all the header
-// is taken as it is.
+// columns in the header's order, each of which must be one of names with the same type (up to
+// white space, time zones and LowCardinality, which the bytes do not carry), else the error
+// wraps ErrHeaderMismatch and names the column; Decoded.Types are then the expected types of
+// the header's columns, which the values are read with. With no names at all the header is
+// taken as it is.
 //
 // Values are read by chtype's AppendCanonicalRowBinary, so a row decodes to exactly the
 // canonical form the gateway's own RowBinary encoding reads back as. Rows continue to the end
@@ -32,9 +33,16 @@ func DecodeRowBinary(src []byte, names, types []string, withNamesAndTypes bool, 
 		if err != nil {
 			return fail(err)
 		}
-		if len(names) > 0 {
-			if err := matchHeader(hn, ht, names, types); err != nil {
-				return fail(err)
+		if e := newExpected(names, types); e != nil {
+			seen := make(map[string]bool, len(hn))
+			for i, name := range hn {
+				if seen[name] {
+					return fail(fmt.Errorf("%w: column %q appears twice in the header", ErrHeaderMismatch, name))
+				}
+				seen[name] = true
+				if ht[i], err = e.conform(name, ht[i], false); err != nil {
+					return fail(err)
+				}
 			}
 		}
 		names, types, off = hn, ht, n
@@ -91,53 +99,6 @@ func readNamesAndTypes(src []byte) (names, types []string, n int, err error) {
 		}
 	}
 	return names, types, r.off, nil
-}
-
-// matchHeader checks the header's columns against the expected ones.
-func matchHeader(hn, ht, names, types []string) error {
-	want := make(map[string]int, len(names))
-	for i, n := range names {
-		want[n] = i
-	}
-	seen := make(map[string]bool, len(hn))
-	for i, n := range hn {
-		j, ok := want[n]
-		if !ok {
-			return fmt.Errorf("%w: column %q in the header is not one of the expected columns", ErrHeaderMismatch, n)
-		}
-		if seen[n] {
-			return fmt.Errorf("%w: column %q appears twice in the header", ErrHeaderMismatch, n)
-		}
-		seen[n] = true
-		if !sameType(ht[i], types[j]) {
-			return fmt.Errorf("%w: column %q has type %s in the header, the table's type is %s", ErrHeaderMismatch, n, ht[i], types[j])
-		}
-	}
-	return nil
-}
-
-// sameType compares type strings ignoring white space outside quoted literals.
-func sameType(a, b string) bool {
-	return string(squeeze(nil, a)) == string(squeeze(nil, b))
-}
-
-func squeeze(dst []byte, s string) []byte {
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '\\' && i+1 < len(s):
-			dst = append(dst, c, s[i+1])
-			i++
-			continue
-		case c == '\'':
-			quoted = !quoted
-		case !quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			continue
-		}
-		dst = append(dst, c)
-	}
-	return dst
 }
 
 // reader reads the primitives of ClickHouse's binary formats from b, never past its end.

@@ -79,9 +79,9 @@ func TestDecodeMatchesServer(t *testing.T) {
 	}
 	names, types := c.names()
 
-	// 18.16 names a DateTime('Asia/Tokyo') column's type "DateTime" in Native blocks, so its
-	// values are canonical in UTC there: the same instants, compared with the server's own
-	// conversion to UTC.
+	// The server names a DateTime('Asia/Tokyo') column's type "DateTime" in the Native it
+	// writes at revision 0, so DecodeNative gives its values in UTC: the same instants, compared
+	// with the server's own conversion to UTC.
 	nativeTypes := append([]string(nil), types...)
 	var utcSel []string
 	for i, n := range names {
@@ -105,6 +105,15 @@ func TestDecodeMatchesServer(t *testing.T) {
 			diffLines(t, "Native", d.JSON[4:], wantNative)
 			if d.Rows != len(serverRows) || strings.Join(d.Names, ",") != strings.Join(names, ",") || strings.Join(d.Types, ",") != strings.Join(nativeTypes, ",") {
 				t.Fatalf("Decoded %d rows, names %v, types %v; want %d, %v, %v", d.Rows, d.Names, d.Types, len(serverRows), names, nativeTypes)
+			}
+			// Read for the table's columns (given in another order), the zone is the table's.
+			d, err = DecodeNativeFor(native, 0, reversed(names), reversed(types), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diffLines(t, "Native for the table", d.JSON, want)
+			if strings.Join(d.Types, ",") != strings.Join(types, ",") {
+				t.Fatalf("types %v", d.Types)
 			}
 		})
 	}
@@ -136,7 +145,8 @@ func TestDecodeMatchesServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		diffLines(t, "RowBinaryWithNamesAndTypes", d.JSON, want)
-		if strings.Join(d.Names, ",") != strings.Join(names, ",") || strings.Join(d.Types, ",") != strings.Join(types, ",") {
+		// The types are the expected ones (their spelling), in the header's order.
+		if strings.Join(d.Names, ",") != strings.Join(names, ",") || strings.Join(d.Types, ";") != strings.Join(reversed(et), ";") {
 			t.Fatalf("names %v types %v", d.Names, d.Types)
 		}
 		wrong := append([]string(nil), et...)
