@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -54,7 +53,9 @@ func chdbTypes(t *testing.T) (*Service, store.Target, func(sql, format string) [
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	t.Cleanup(func() { _ = s.Exec(context.Background(), store.Target{Database: "default"}, "DROP DATABASE IF EXISTS "+db) })
+	t.Cleanup(func() {
+		_ = s.Exec(context.Background(), store.Target{Database: "default"}, "DROP DATABASE IF EXISTS "+db)
+	})
 	c, err := localcache.New(localcache.Config{}, localcache.Deps{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,5 +253,3 @@ func TestClickHouseConfinementAndRefusals(t *testing.T) {
 		t.Errorf("parameters: %d %q", rec.Code, rec.Body)
 	}
 }
-
-var _ = http.StatusOK
