@@ -278,11 +278,10 @@ func (e *chEncoder) end(st store.Stats, failure error) error {
 			}
 		}
 		if failure != nil {
-			// clickhouse-go finds an error in a Native stream by this marker and the
-			// "Code: N." after it.
+			// An error in a Native stream as ClickHouse 25.8 writes it, a marker and the
+			// text, which clickhouse-go finds by the marker and the "Code: N." after it.
 			b := append(e.buf[:0], "\r\n__exception__\r\n"...)
 			b = appendCHException(b, failure)
-			b = append(b, "\r\n__exception__\r\n"...)
 			_, _ = e.w.Write(b)
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -345,13 +346,24 @@ func chException(err error) (httpx.Error, httpx.Exception) {
 		return e, httpx.ExcTooManyRows
 	}
 	var ex *store.Exception
-	if errors.As(err, &ex) && !store.IsTransient(err) {
+	if errors.As(err, &ex) && ex.Code > 0 && !store.IsTransient(err) {
 		if exc, ok := httpx.ExceptionByNumber(int(ex.Code)); ok {
 			return e, exc
 		}
+		// A code the gateway does not name: the engine's number, and its name when the
+		// engine's text ends with it ("… (FUNCTION_THROW_IF_VALUE_IS_NON_ZERO)").
+		exc := httpx.Exception{Code: int(ex.Code), Name: "UNKNOWN_EXCEPTION"}
+		if m := exceptionName.FindAllStringSubmatch(ex.Message, -1); m != nil {
+			exc.Name = m[len(m)-1][1]
+		}
+		e.Message = strings.TrimSuffix(strings.TrimRight(e.Message, "\n. "), " ("+exc.Name+")")
+		return e, exc
 	}
 	return e, httpx.Exception{}
 }
+
+// exceptionName is the error name in an engine's exception text.
+var exceptionName = regexp.MustCompile(`\(([A-Z][A-Z0-9_]+)\)`)
 
 // appendCHException appends the ClickHouse error text of err (for an error found after the
 // status line was sent).

@@ -177,3 +177,45 @@ func TestClickHouseGoClientOverHTTP(t *testing.T) {
 }
 
 func asException(err error, ex **clickhouse.Exception) bool { return errors.As(err, ex) }
+
+// TestClickHouseErrorAfterTheFirstRows: an error the engine reports once rows were sent (a
+// result too large to buffer, streamed) ends the output with ClickHouse's error text, which the
+// clickhouse-go client surfaces from a Native stream as the engine's exception.
+func TestClickHouseErrorAfterTheFirstRows(t *testing.T) {
+	f := newFixture(t, nil)
+	svc, err := New(Config{}, Deps{Store: f.store}) // no cache: every read streams
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sql = "SELECT number, throwIf(number = 1000000) FROM system.numbers LIMIT 1100000"
+	rec := serveCH(t, svc, f.target, Access{}, ClickHouseRead{SQL: sql + " FORMAT TSV"})
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.HasPrefix(body, "0\t0\n") || !strings.Contains(body, "\nCode: 395. DB::Exception: ") {
+		t.Fatalf("%d %q … %q", rec.Code, body[:min(len(body), 20)], body[max(0, len(body)-300):])
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		q := r.URL.Query()
+		svc.ServeClickHouse(w, r.Context(), f.target.Tenant, f.target, Access{},
+			ClickHouseRead{SQL: string(body), Format: q.Get("default_format"), Settings: q})
+	}))
+	defer srv.Close()
+	conn, err := clickhouse.Open(&clickhouse.Options{Protocol: clickhouse.HTTP, Addr: []string{strings.TrimPrefix(srv.URL, "http://")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(t.Context(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	var ex *clickhouse.Exception
+	if err := rows.Err(); !asException(err, &ex) || ex.Code != 395 || n == 0 {
+		t.Fatalf("after %d rows: %v", n, err)
+	}
+	_ = rows.Close()
+}
