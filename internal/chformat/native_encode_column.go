@@ -377,12 +377,6 @@ func (c *tupleColumn) size() int {
 // the keys version; the data is the index type with its flags, the dictionary (the inner type,
 // not Nullable; for LowCardinality(Nullable) entry 0 stands for NULL, and entry 0, or 1 when
 // Nullable, is the default value), then one index per row.
-const (
-	lcSharedDictionariesWithAdditionalKeys = 1
-	lcHasAdditionalKeys                    = 1 << 9
-	lcNeedUpdateDictionary                 = 1 << 10
-)
-
 type lowCardColumn struct {
 	dict     *leafColumn
 	nullable bool
@@ -418,7 +412,7 @@ func (c *lowCardColumn) truncate(n int) {
 	}
 }
 func (c *lowCardColumn) appendPrefix(dst []byte) []byte {
-	return binary.LittleEndian.AppendUint64(dst, lcSharedDictionariesWithAdditionalKeys)
+	return binary.LittleEndian.AppendUint64(dst, lowCardinalityKeysVersion)
 }
 
 func (c *lowCardColumn) appendData(dst []byte) []byte {
@@ -432,7 +426,7 @@ func (c *lowCardColumn) appendData(dst []byte) []byte {
 	case n > 1<<8:
 		width, kind = 2, 1
 	}
-	dst = binary.LittleEndian.AppendUint64(dst, kind|lcHasAdditionalKeys|lcNeedUpdateDictionary)
+	dst = binary.LittleEndian.AppendUint64(dst, kind|lcHasAdditionalKeys|lcNeedUpdateDict)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(n))
 	dst = c.dict.appendData(dst)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(len(c.keys)))

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/chformat"
 	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/query/sqlscan"
@@ -43,10 +44,9 @@ const (
 	ServerVersion = "25.8.1.1"
 	// ServerTimezone is timezone(): the store's sessions run in UTC.
 	ServerTimezone = "UTC"
-	// ServerRevision is revision(), the protocol revision the gateway writes Native for at
-	// most; it is chformat.Revision (the revision the Native decoder reads) once both sides
-	// are merged.
-	ServerRevision uint64 = 54460
+	// ServerRevision is revision(): the protocol revision the gateway claims, which its Native
+	// decoder reads and its Native encoder writes at most.
+	ServerRevision = chformat.Revision
 )
 
 // defaultCHFormat is ClickHouse's format when a query names none.
