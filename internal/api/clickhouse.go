@@ -13,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/chsql"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
+	"github.com/wavehouse/wavehouse/internal/query"
 )
 
 // The ClickHouse HTTP interface (docs/clickhouse.md): GET and POST / take a statement as
@@ -185,8 +186,19 @@ func (a *API) clickhouseRead(w http.ResponseWriter, r *http.Request, st clickhou
 		writeCH(w, r, *e)
 		return
 	}
-	writeCH(w, r, httpx.Error{Status: http.StatusNotImplemented, Code: "clickhouse.not_implemented",
-		Message: "only INSERT … FORMAT is served on this build of the ClickHouse interface; send queries to POST /v1/query"})
+	tenant := a.tenant(r)
+	target, ok := a.target(w, tenant)
+	if !ok {
+		return
+	}
+	release, ok := a.querySlot(w, r, tenant)
+	if !ok {
+		return
+	}
+	defer release()
+	q := r.URL.Query()
+	a.deps.Query.ServeClickHouse(w, r.Context(), tenant, target, a.access(r.Context(), p, target, queryConfined(p)),
+		query.ClickHouseRead{SQL: st.sql, Format: q.Get("default_format"), Settings: q, QueryID: st.queryID})
 }
 
 // writeCH answers an error of the ClickHouse interface in the form the request asks for.
