@@ -113,47 +113,64 @@ func TestClickHouseGoHTTP(t *testing.T) {
 		t.Logf("the gateway introduces itself as %s", v)
 	})
 
-	t.Run("batch insert and query", func(t *testing.T) {
-		const table = "go_rows"
-		tg.createTable(t, table, goCols)
-		want := []goRow{
-			{ID: "a", N: 1, Level: "info"},
-			{ID: "b", N: 2, Level: "warn", Note: strp("x")},
-			{ID: "c", N: 4294967295, Level: "info", Note: strp("comma, \"quoted\"\n")},
-		}
-		if err := sendBatch(ctx, conn, table, want); err != nil {
-			t.Fatal(err)
-		}
-		tg.landed(t, table, len(want))
-		got := readBack(t, conn, table)
-		if fmt.Sprint(rowsText(got)) != fmt.Sprint(rowsText(want)) {
-			t.Fatalf("read back %v, want %v", rowsText(got), rowsText(want))
-		}
-	})
+	// PrepareBatch asks the server for the table's columns (DESCRIBE TABLE) unless the caller
+	// names their types (WithColumnNamesAndTypes); both ways are run.
+	batchCtxs := []struct {
+		name string
+		ctx  func() context.Context
+	}{
+		{"described", func() context.Context { return ctx }},
+		{"typed", func() context.Context {
+			return clickhouse.Context(ctx, clickhouse.WithColumnNamesAndTypes([]clickhouse.ColumnNameAndType{
+				{Name: "id", Type: "String"}, {Name: "n", Type: "UInt32"}, {Name: "level", Type: "Enum8('info' = 1, 'warn' = 2)"},
+				{Name: "note", Type: "Nullable(String)"}, {Name: "at", Type: "DateTime"},
+			}))
+		}},
+	}
+	for _, bc := range batchCtxs {
+		t.Run("batch insert and query/"+bc.name, func(t *testing.T) {
+			table := "go_rows_" + bc.name
+			tg.createTable(t, table, goCols)
+			want := []goRow{
+				{ID: "a", N: 1, Level: "info"},
+				{ID: "b", N: 2, Level: "warn", Note: strp("x")},
+				{ID: "c", N: 4294967295, Level: "info", Note: strp("comma, \"quoted\"\n")},
+			}
+			if err := sendBatch(bc.ctx(), conn, table, want); err != nil {
+				t.Fatal(err)
+			}
+			tg.landed(t, table, len(want))
+			got := readBack(t, conn, table)
+			if fmt.Sprint(rowsText(got)) != fmt.Sprint(rowsText(want)) {
+				t.Fatalf("read back %v, want %v", rowsText(got), rowsText(want))
+			}
+		})
 
-	t.Run("bad row is a ClickHouse exception naming row and column", func(t *testing.T) {
-		const table = "go_bad"
-		tg.createTable(t, table, goCols)
-		// Row 2's level is nil: the client encodes it as Enum8 value 0, which the enum does not
-		// have. ClickHouse's own type check would refuse it; the client does not.
-		err := sendBatch(ctx, conn, table, []goRow{{ID: "a", N: 1, Level: "info"}, {ID: "b", N: 2}})
-		if err == nil {
-			t.Fatal("the bad row was accepted")
-		}
-		var exc *clickhouse.Exception
-		if !errors.As(err, &exc) {
-			t.Fatalf("error %v (%T) is not a *clickhouse.Exception", err, errors.Unwrap(err))
-		}
-		if exc.Code != 27 && exc.Code != 117 {
-			t.Fatalf("exception code %d (%s), want 27 (CANNOT_PARSE_INPUT_ASSERTION_FAILED) or 117 (INCORRECT_DATA): %v", exc.Code, exc.Name, err)
-		}
-		if !strings.Contains(exc.Message, "row 2") || !strings.Contains(exc.Message, "level") {
-			t.Fatalf("exception message %q does not name row 2 and column level", exc.Message)
-		}
-		if got := tg.count(t, table); got != 0 {
-			t.Fatalf("%d rows of the refused batch are in %s, want none", got, table)
-		}
-	})
+		t.Run("bad row is a ClickHouse exception naming row and column/"+bc.name, func(t *testing.T) {
+			table := "go_bad_" + bc.name
+			tg.createTable(t, table, goCols)
+			// Row 2's level is nil: the client encodes it as Enum8 value 0, which the enum does
+			// not have. The client does not check it; the gateway must.
+			err := sendBatch(bc.ctx(), conn, table, []goRow{{ID: "a", N: 1, Level: "info"}, {ID: "b", N: 2}})
+			if err == nil {
+				t.Fatal("the bad row was accepted")
+			}
+			t.Logf("the client returned: %v", err)
+			var exc *clickhouse.Exception
+			if !errors.As(err, &exc) {
+				t.Fatalf("error %v (%T) is not a *clickhouse.Exception", err, errors.Unwrap(err))
+			}
+			if exc.Code != 27 && exc.Code != 117 {
+				t.Fatalf("exception code %d (%s), want 27 (CANNOT_PARSE_INPUT_ASSERTION_FAILED) or 117 (INCORRECT_DATA): %v", exc.Code, exc.Name, err)
+			}
+			if !strings.Contains(exc.Message, "row 2") || !strings.Contains(exc.Message, "level") {
+				t.Fatalf("exception message %q does not name row 2 and column level", exc.Message)
+			}
+			if got := tg.count(t, table); got != 0 {
+				t.Fatalf("%d rows of the refused batch are in %s, want none", got, table)
+			}
+		})
+	}
 }
 
 // rowsText renders rows for comparison.

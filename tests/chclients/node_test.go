@@ -129,6 +129,7 @@ func nodeSuite(t *testing.T, tg target) {
 			t.Fatalf("the bad row was accepted: %s", r.Result)
 		}
 		e := r.Error
+		t.Logf("%s: the client threw %s", tg.name, e)
 		if tg.gw == nil {
 			// ClickHouse 18.16 writes "Code: 27, e.displayText() = …", older than the form the
 			// client parses into a ClickHouseError; the code and the row are in the message.
