@@ -20,7 +20,8 @@ against a capacity; see wavehouse bench capacity --help and docs/scaling.md.
 
 bench ingest:
 
-Sends pre-generated batches of a standard 7-column table to a gateway (and, with --direct, the
+Sends pre-generated batches of a standard 7-column table to a gateway (through /v1/ingest, its
+ClickHouse HTTP interface or both: --interface, alternating --rounds times; and, with --direct, the
 same batches straight to ClickHouse), then waits until the accepted rows are queryable.
 Loopback addresses only. The exit status is 1 when the run fails its own checks: a phase with
 no 2xx answer, more failed requests (refused connection, timeout, non-2xx) than
@@ -85,6 +86,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&cfg.Gzip, "gzip", false, "gzip every body (compressed before the run)")
 	fs.BoolVar(&cfg.WaitCommitted, "wait-committed", false, "send ?wait=committed")
 	fs.BoolVar(&cfg.IdempotencyKeys, "idempotency-keys", false, "after the gateway phase, run it again with a new Idempotency-Key per request (phase \"gateway keyed\")")
+	ifaces := fs.String("interface", bench.InterfaceIngest, "gateway interfaces to load with the same rows, one phase each, in order: ingest (POST /v1/ingest/{table}), clickhouse (POST /?query=INSERT INTO table FORMAT JSONEachRow), or both: ingest,clickhouse")
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "run the gateway phases (every --interface in order) this many times, alternating")
 	fs.StringVar(&cfg.ClickHouseHTTP, "clickhouse-http", "", "ClickHouse HTTP host:port to count rows and parts directly (default: count through POST /v1/query)")
 	fs.Var(&direct, "direct", "also send the same batches straight to ClickHouse: clickhouse-http=HOST:PORT or native=HOST:PORT (repeatable)")
 	fs.DurationVar(&cfg.Settle, "settle", 0, "how long to wait for accepted rows to become queryable (default 60s)")
@@ -104,6 +107,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cfg.Direct = direct
+	var err error
+	if cfg.Interfaces, err = bench.ParseInterfaces(*ifaces); err != nil {
+		fmt.Fprintf(stderr, "wavehouse bench ingest: --interface: %v\n", err)
+		return 2
+	}
 	if cfg.Create && cfg.URL != "" {
 		b, err := os.ReadFile(*keyFile)
 		if err != nil {

@@ -151,6 +151,7 @@ func (a *API) Routes(mux *http.ServeMux) error {
 		"POST /v1/ops/dlq/{table}/replay": a.dlqReplay,
 		"DELETE /v1/ops/dlq/{table}":      a.dlqPurge,
 	}
+	clickhouse := map[string]http.HandlerFunc{"GET /{$}": a.clickhouse, "POST /{$}": a.clickhouse, "GET /ping": a.clickhousePing}
 	if a.deps.Pipes != nil {
 		routes["GET /v1/pipes"] = func(w http.ResponseWriter, r *http.Request) { a.deps.Pipes.List(w, r, a.tenant(r)) }
 		pipe := a.read(a.deps.Pipes.ServeHTTPAccess, pipeConfined)
@@ -165,6 +166,11 @@ func (a *API) Routes(mux *http.ServeMux) error {
 	}
 	for pattern, h := range routes {
 		if err := a.deps.Auth.Handle(mux, pattern, a.deps.Limits.Requests(h)); err != nil {
+			return err
+		}
+	}
+	for pattern, h := range clickhouse {
+		if err := a.deps.Auth.Handle(mux, pattern, a.deps.Limits.RequestsAnswering(h, writeCH)); err != nil {
 			return err
 		}
 	}

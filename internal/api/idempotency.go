@@ -61,7 +61,7 @@ const maxInFlightRetryAfter = time.Second
 // returns the outcome to count. A handle that panics settles nothing: the claim's lease lapses
 // and the retry resolves the frame the claim was marked with before publishing again.
 func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall, handle func(w http.ResponseWriter, keyed *keyedRecord) string) string {
-	c, done, replayed := a.reserve(w, r, call.tenant, call.table, call.body)
+	c, done, replayed := a.reserve(w, r, call)
 	switch {
 	case replayed:
 		return outcomeReplayed
@@ -75,52 +75,50 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, call ingestCall
 	if rec.status/100 == 2 || rec.status == 0 {
 		a.fault(FaultKeyedPublished)
 	}
-	a.settleThenSend(call.ctx, c, rec, w)
+	a.settleThenSend(call, c, rec, w)
 	return outcome
 }
 
 // reserve handles the Idempotency-Key of an ingest request. It returns the claim to settle, or
 // done when it already answered (replayed is then true for a recorded response sent again). A
 // request without the header, or a server without a dedupe store, gets neither.
-func (a *API) reserve(w http.ResponseWriter, r *http.Request, tenant, table string, body []byte) (c *claim, done, replayed bool) {
-	id := r.Header.Get(IdempotencyHeader)
+func (a *API) reserve(w http.ResponseWriter, r *http.Request, call ingestCall) (c *claim, done, replayed bool) {
+	id, tenant, table := call.idemKey, call.tenant, call.table
 	if id == "" || a.deps.Dedupe == nil {
 		return nil, false, false
 	}
 	if !validIdempotencyKey(id) {
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: "Idempotency-Key must be 1-255 printable characters"})
+		call.out.fail(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: "Idempotency-Key must be 1-255 printable characters"})
 		return nil, true, false
 	}
 	key := dedupe.Key{Tenant: tenant, Table: table, ID: scopedKeyID(r, id)}
-	fp := fingerprint(r, tenant, table, body)
+	fp := fingerprint(tenant, table, call.interp, call.body)
 	res, err := a.deps.Dedupe.Reserve(r.Context(), key, fp, a.cfg.Idempotency.Lease)
 	switch {
 	case err == nil:
 	case errors.Is(err, dedupe.ErrInvalid):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: err.Error()})
+		call.out.fail(w, httpx.Error{Status: http.StatusBadRequest, Code: "idempotency.invalid_key", Message: err.Error()})
 		return nil, true, false
 	case errors.Is(err, context.Canceled):
-		httpx.WriteError(w, httpx.Error{Status: statusClientClosed, Code: "ingest.canceled", Message: "request canceled", Retryable: true})
+		call.out.fail(w, httpx.Error{Status: statusClientClosed, Code: "ingest.canceled", Message: "request canceled", Retryable: true})
 		return nil, true, false
 	default:
 		a.deps.Log.WarnContext(r.Context(), "idempotency reserve failed", "error", err)
-		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "dedupe.unavailable",
+		call.out.fail(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "dedupe.unavailable",
 			Message: "idempotency keys cannot be checked right now; retry with the same key", Retryable: true, RetryAfter: a.cfg.RetryAfter})
 		return nil, true, false
 	}
 	switch res.Outcome {
 	case dedupe.OutcomeDuplicate:
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set(ReplayedHeader, "true")
-		w.WriteHeader(res.Record.Response.Status)
-		_, _ = w.Write(res.Record.Response.Body)
+		call.out.replay(w, res.Record.Response)
 		return nil, true, true
 	case dedupe.OutcomeInFlight:
-		httpx.WriteError(w, httpx.Error{Status: http.StatusConflict, Code: "idempotency.in_flight",
+		call.out.fail(w, httpx.Error{Status: http.StatusConflict, Code: "idempotency.in_flight",
 			Message: "a request with this Idempotency-Key is still being processed", Retryable: true, RetryAfter: min(res.RetryAfter, maxInFlightRetryAfter)})
 		return nil, true, false
 	case dedupe.OutcomeMismatch:
-		httpx.WriteError(w, httpx.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency.key_reused",
+		call.out.fail(w, httpx.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency.key_reused",
 			Message: "this Idempotency-Key was used for a different request (tenant, table or body differ)"})
 		return nil, true, false
 	}
@@ -147,7 +145,8 @@ func (a *API) settle(ctx context.Context, c *claim, status int, body []byte) err
 
 // settleThenSend settles the claim with the response rec holds, then sends that response to
 // the client: the record is durable before the client can see the outcome.
-func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, client http.ResponseWriter) {
+func (a *API) settleThenSend(call ingestCall, c *claim, rec *recorder, client http.ResponseWriter) {
+	ctx := call.ctx
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
@@ -156,7 +155,7 @@ func (a *API) settleThenSend(ctx context.Context, c *claim, rec *recorder, clien
 		// The request took effect but its record is not stored: answer with a prompt retry,
 		// which, once the claim's lease lapsed, finds the claim's frame (the rows are not enqueued again) and
 		// whose answer settles the record.
-		httpx.WriteError(client, httpx.Error{Status: http.StatusServiceUnavailable, Code: "idempotency.unsettled",
+		call.out.fail(client, httpx.Error{Status: http.StatusServiceUnavailable, Code: "idempotency.unsettled",
 			Message: "the request was accepted but its idempotency record could not be stored; retry with the same key", Retryable: true, RetryAfter: time.Second})
 		return
 	}
@@ -170,10 +169,11 @@ func retryable(status int) bool {
 }
 
 // fingerprint identifies the request a key was first used for: same tenant, table, body and
-// interpretation (content type, encoding, partial).
-func fingerprint(r *http.Request, tenant, table string, body []byte) string {
+// interpretation (interp: /v1/ingest's content type, encoding and partial; the ClickHouse
+// interface's statement and encoding).
+func fingerprint(tenant, table string, interp []string, body []byte) string {
 	h := sha256.New()
-	for _, s := range []string{tenant, table, r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"), r.URL.Query().Get("partial")} {
+	for _, s := range append([]string{tenant, table}, interp...) {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -78,7 +78,7 @@ func TestIdempotencyRecordDurableBeforeResponse(t *testing.T) {
 	if len(ev.list) != 0 || client.Code != http.StatusOK || client.Body.Len() != 0 {
 		t.Fatalf("the response reached the client before the record was settled: events %v, body %q", ev.list, client.Body.String())
 	}
-	a.settleThenSend(t.Context(), c, rec, client)
+	a.settleThenSend(ingestCall{ctx: t.Context(), out: jsonAnswers{}}, c, rec, client)
 	if got := ev.list; len(got) != 2 || got[0] != "commit" || got[1] != "status" {
 		t.Fatalf("order %v, want the commit before the status line", got)
 	}
@@ -118,7 +118,7 @@ func TestUnsettledRecordAnswersRetry(t *testing.T) {
 	client := httptest.NewRecorder()
 	rec := &recorder{ResponseWriter: client}
 	rec.WriteHeader(http.StatusAccepted)
-	a.settleThenSend(t.Context(), &claim{key: key, token: res.Claim.Token, fingerprint: "fp"}, rec, client)
+	a.settleThenSend(ingestCall{ctx: t.Context(), out: jsonAnswers{}}, &claim{key: key, token: res.Claim.Token, fingerprint: "fp"}, rec, client)
 	if client.Code != http.StatusServiceUnavailable || !strings.Contains(client.Body.String(), "idempotency.unsettled") || client.Header().Get("Retry-After") == "" {
 		t.Fatalf("got %d %q (Retry-After %q), want 503 idempotency.unsettled with Retry-After", client.Code, client.Body.String(), client.Header().Get("Retry-After"))
 	}
@@ -164,7 +164,7 @@ func TestIdempotencyInFlightAndRelease(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/ingest/events", nil)
 	req.Header.Set("Content-Type", "application/json")
 	key := dedupe.Key{Tenant: "acme", Table: "events", ID: "held"}
-	if _, err := f.dedupe.Reserve(t.Context(), key, fingerprint(req, "acme", "events", []byte(row1)), time.Minute); err != nil {
+	if _, err := f.dedupe.Reserve(t.Context(), key, fingerprint("acme", "events", []string{req.Header.Get("Content-Type"), "", ""}, []byte(row1)), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	r := f.ingest(t, f.all, "events", row1, IdempotencyHeader, "held")
@@ -210,7 +210,7 @@ func TestIdempotencyPanicSettlesNothing(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/ingest/events", nil)
 	req.Header.Set(IdempotencyHeader, "p1")
 	client := httptest.NewRecorder()
-	call := ingestCall{ctx: t.Context(), tenant: "acme", table: "events", body: []byte(row1)}
+	call := ingestCall{ctx: t.Context(), tenant: "acme", table: "events", body: []byte(row1), idemKey: "p1", out: jsonAnswers{}}
 	func() {
 		defer func() { _ = recover() }()
 		f.api.idempotent(client, req, call, func(w http.ResponseWriter, _ *keyedRecord) string {

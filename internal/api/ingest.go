@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wavehouse/wavehouse/internal/auth"
+	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
 	"github.com/wavehouse/wavehouse/internal/ingest/payload"
@@ -52,10 +53,66 @@ type ingestCall struct {
 	wait          bool // ?wait=committed
 	traceparent   string
 	contentType   string
-	encoding      string
-	target        store.Target
-	cols          []store.Column
-	body          []byte // as sent (still compressed), read once
+	// format, when valid, is the body's format (the ClickHouse interface's FORMAT); else the
+	// Content-Type decides.
+	format   request.Format
+	encoding string
+	// columns is an INSERT's column list (request.Options.Columns), nil without one.
+	columns []string
+	// idemKey is the request's idempotency key, "" for none; interp are the request's other
+	// parts that decide how its body is read, which its fingerprint covers.
+	idemKey string
+	interp  []string
+	target  store.Target
+	cols    []store.Column
+	body    []byte // as sent (still compressed), read once
+	// out is how the route answers.
+	out answers
+}
+
+// answers is how an ingest route answers, the steps after parsing being shared: /v1/ingest in
+// the gateway's JSON (jsonAnswers), the ClickHouse interface in ClickHouse's form.
+type answers interface {
+	// fail answers an error.
+	fail(w http.ResponseWriter, e httpx.Error)
+	// limited answers a refused rows-per-second decision.
+	limited(w http.ResponseWriter, d limits.Decision)
+	// accepted answers published rows; wr is the outcome of ?wait=committed (zero without).
+	accepted(w http.ResponseWriter, call ingestCall, res request.Result, pub mq.PublishResult, wr waitResult)
+	// replay sends an idempotency record's response again.
+	replay(w http.ResponseWriter, resp dedupe.Response)
+}
+
+// waitResult is what waiting for a record's insert found.
+type waitResult struct {
+	committed, deadLettered bool
+}
+
+// jsonAnswers answers /v1/ingest.
+type jsonAnswers struct{}
+
+func (jsonAnswers) fail(w http.ResponseWriter, e httpx.Error)        { httpx.WriteError(w, e) }
+func (jsonAnswers) limited(w http.ResponseWriter, d limits.Decision) { limits.Reject(w, d) }
+
+func (jsonAnswers) replay(w http.ResponseWriter, resp dedupe.Response) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// accepted answers 202 with the counts and the queue position, or with ?wait=committed 200 once
+// the rows are in ClickHouse (202 with committed false when they are not yet, or were
+// dead-lettered).
+func (jsonAnswers) accepted(w http.ResponseWriter, call ingestCall, res request.Result, pub mq.PublishResult, wr waitResult) {
+	resp := ingestResponse{Accepted: res.Accepted, Rejected: res.Rejected, Sequence: pub.Position.String(), Errors: res.Errors, ErrorCount: res.ErrorCount}
+	status := http.StatusAccepted
+	if call.wait {
+		resp.Committed, resp.DeadLettered = &wr.committed, wr.deadLettered
+		if wr.committed {
+			status = http.StatusOK
+		}
+	}
+	httpx.WriteJSON(w, status, resp)
 }
 
 // ingest serves POST /v1/ingest/{table}: parse the request, hand it to the idempotency wrapper,
@@ -71,7 +128,13 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, *herr)
 		return
 	}
-	outcome = a.idempotent(w, r, call, func(w http.ResponseWriter, keyed *keyedRecord) string {
+	outcome = a.runIngest(w, r, call)
+}
+
+// runIngest runs a parsed ingest request of either route under its idempotency key and
+// returns the outcome to count.
+func (a *API) runIngest(w http.ResponseWriter, r *http.Request, call ingestCall) string {
+	return a.idempotent(w, r, call, func(w http.ResponseWriter, keyed *keyedRecord) string {
 		return a.ingestRows(w, call, keyed)
 	})
 }
@@ -90,26 +153,40 @@ func (a *API) parseIngest(r *http.Request, start time.Time) (ingestCall, string,
 	if wait != "" && wait != "committed" {
 		return ingestCall{}, outcomeError, &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.invalid_parameter", Message: `wait must be "committed" or absent`}
 	}
-	tp := requestTraceparent(r)
-	call := ingestCall{
-		ctx: logging.WithTraceID(r.Context(), tp[3:35]), start: start, tenant: a.tenant(r), table: table,
-		partial: q.Get("partial") == "true", wait: wait == "committed", traceparent: tp,
-		contentType: r.Header.Get("Content-Type"), encoding: r.Header.Get("Content-Encoding"),
-	}
-	var herr *httpx.Error
-	if call.target, herr = a.targetOf(call.tenant); herr != nil {
+	call := a.newCall(r, start, table)
+	call.partial, call.wait = q.Get("partial") == "true", wait == "committed"
+	call.contentType, call.encoding = r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding")
+	call.idemKey = r.Header.Get(IdempotencyHeader)
+	call.interp = []string{call.contentType, call.encoding, q.Get("partial")}
+	if herr := a.resolve(&call); herr != nil {
 		return ingestCall{}, outcomeError, herr
 	}
-	cols, err := a.deps.Schema.Columns(call.ctx, call.target, table)
-	if err != nil {
-		return ingestCall{}, outcomeError, a.storeErr(err, table)
-	}
-	call.cols = cols
 	// The body is read once (bounded), so it can be validated again after a schema refresh.
+	var herr *httpx.Error
 	if call.body, herr = request.ReadRaw(r.Body, r.ContentLength, a.cfg.Limits); herr != nil {
 		return ingestCall{}, outcomeRejected, herr
 	}
 	return call, "", nil
+}
+
+// newCall starts the ingest call of request r into table, answering in the gateway's JSON.
+func (a *API) newCall(r *http.Request, start time.Time, table string) ingestCall {
+	tp := requestTraceparent(r)
+	return ingestCall{ctx: logging.WithTraceID(r.Context(), tp[3:35]), start: start, tenant: a.tenant(r), table: table, traceparent: tp, out: jsonAnswers{}}
+}
+
+// resolve finds the call's store target and its table's columns.
+func (a *API) resolve(call *ingestCall) *httpx.Error {
+	var herr *httpx.Error
+	if call.target, herr = a.targetOf(call.tenant); herr != nil {
+		return herr
+	}
+	cols, err := a.deps.Schema.Columns(call.ctx, call.target, call.table)
+	if err != nil {
+		return a.storeErr(err, call.table)
+	}
+	call.cols = cols
+	return nil
 }
 
 // ingestRows validates, admits, publishes and answers one parsed request, writing to w, and
@@ -118,16 +195,17 @@ func (a *API) parseIngest(r *http.Request, start time.Time) (ingestCall, string,
 func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, keyed *keyedRecord) string {
 	res, herr := a.validate(call)
 	if herr != nil {
-		httpx.WriteError(w, *herr)
+		call.out.fail(w, *herr)
 		return outcomeRejected
 	}
 	if d, ok := a.admit(call, res.Accepted); !ok {
-		limits.Reject(w, d)
+		limits.WriteHeaders(w, d)
+		call.out.limited(w, d)
 		return outcomeLimited
 	}
 	pub, herr := a.publish(call, res, keyed)
 	if herr != nil {
-		httpx.WriteError(w, *herr)
+		call.out.fail(w, *herr)
 		return outcomeError
 	}
 	return a.respond(w, call, res, pub)
@@ -137,7 +215,7 @@ func (a *API) ingestRows(w http.ResponseWriter, call ingestCall, keyed *keyedRec
 // columns when a row names a column the cached schema lacks (the table may have gained it).
 // A request with no valid row is refused, partial or not.
 func (a *API) validate(call ingestCall) (request.Result, *httpx.Error) {
-	opts := request.Options{Partial: call.partial}
+	opts := request.Options{Partial: call.partial, Columns: call.columns}
 	parse := func(cols []store.Column) (request.Result, *httpx.Error) {
 		b, herr := boundPolicy(call.ctx, call.table, cols)
 		if herr != nil {
@@ -146,10 +224,13 @@ func (a *API) validate(call ingestCall) (request.Result, *httpx.Error) {
 		if b != nil {
 			opts.Policy = b
 		}
+		if call.format.Valid() {
+			return request.ParseFormat(call.format, call.encoding, bytes.NewReader(call.body), cols, a.cfg.Limits, opts)
+		}
 		return request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), cols, a.cfg.Limits, opts)
 	}
 	res, herr := parse(call.cols)
-	if mentionsUnknownColumn(res, herr) {
+	if mentionsUnknownColumn(res, herr) || herr != nil && herr.Code == request.CodeInvalidColumns {
 		if fresh, err := a.deps.Schema.Refresh(call.ctx, call.target, call.table); err == nil && len(fresh) != len(call.cols) {
 			res, herr = parse(fresh)
 		}
@@ -205,8 +286,8 @@ func (a *API) publish(call ingestCall, res request.Result, keyed *keyedRecord) (
 	return pub, nil
 }
 
-// respond answers a published request: 202 with the counts and the queue position, or with
-// ?wait=committed the outcome of its insert (bounded).
+// respond answers a published request in the route's form, after ?wait=committed waited
+// (bounded) for the outcome of its insert.
 func (a *API) respond(w http.ResponseWriter, call ingestCall, res request.Result, pub mq.PublishResult) string {
 	outcome := outcomeAccepted
 	if pub.Duplicate {
@@ -217,36 +298,30 @@ func (a *API) respond(w http.ResponseWriter, call ingestCall, res request.Result
 	} else {
 		a.metrics.rowsAccepted.Add(float64(res.Accepted))
 	}
-	resp := ingestResponse{Accepted: res.Accepted, Rejected: res.Rejected, Sequence: pub.Position.String(), Errors: res.Errors, ErrorCount: res.ErrorCount}
-	status := http.StatusAccepted
+	var wr waitResult
 	if call.wait {
-		status = a.waitCommitted(call.ctx, call.tenant, call.table, pub.Position, &resp)
+		wr = a.waitCommitted(call.ctx, call.tenant, call.table, pub.Position)
 	}
 	w.Header().Set("traceparent", call.traceparent)
-	httpx.WriteJSON(w, status, resp)
+	call.out.accepted(w, call, res, pub, wr)
 	return outcome
 }
 
-// waitCommitted waits (bounded) until the record is settled and fills the response: 200 when
-// its rows are in ClickHouse, else 202 with committed false.
-func (a *API) waitCommitted(ctx context.Context, tenant, table string, pos mq.Position, resp *ingestResponse) int {
-	committed := false
-	resp.Committed = &committed
+// waitCommitted waits (bounded) until the record is settled.
+func (a *API) waitCommitted(ctx context.Context, tenant, table string, pos mq.Position) waitResult {
 	if a.deps.Commits == nil {
-		return http.StatusAccepted
+		return waitResult{}
 	}
 	wctx, cancel := context.WithTimeout(ctx, a.cfg.WaitTimeout)
 	defer cancel()
 	o, err := a.deps.Commits.Wait(wctx, tenant, table, pos)
 	switch {
 	case err != nil:
-		return http.StatusAccepted
+		return waitResult{}
 	case o == commits.DeadLettered:
-		resp.DeadLettered = true
-		return http.StatusAccepted
+		return waitResult{deadLettered: true}
 	}
-	committed = true
-	return http.StatusOK
+	return waitResult{committed: true}
 }
 
 // publishErr maps a failed publish to its answer. Only ErrQueueFull and ErrTooLarge say the

@@ -22,7 +22,7 @@ func allowedByPath(patterns []string) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range patterns {
 		method, path, _ := strings.Cut(p, " ")
-		path = wildcard.ReplaceAllString(path, "events")
+		path = wildcard.ReplaceAllString(strings.TrimSuffix(path, "{$}"), "events")
 		out[path] = append(out[path], method)
 		if method == http.MethodGet {
 			out[path] = append(out[path], http.MethodHead)
@@ -89,7 +89,7 @@ func TestWrongMethodIs405WithAllowOnEveryRoute(t *testing.T) {
 	for p := range auth.Routes() {
 		patterns = append(patterns, p)
 	}
-	checkMethods(t, "http://"+a.APIAddr(), allowedByPath(patterns), []string{"/", "/v1", "/v1/nope", "/v1/query/x", "/v1/ops/nope", "/livez"})
+	checkMethods(t, "http://"+a.APIAddr(), allowedByPath(patterns), []string{"/v1", "/v1/nope", "/v1/query/x", "/v1/ops/nope", "/livez"})
 
 	ops := allowedByPath([]string{"GET /livez", "GET /readyz", "GET /version", "GET /metrics"})
 	checkMethods(t, "http://"+a.OpsAddr(), ops, []string{"/", "/nope", "/v1/query"})

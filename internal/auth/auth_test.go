@@ -135,7 +135,7 @@ func (f *fixture) do(t *testing.T, method, path, token string, hdr ...string) re
 // requestFor turns a ServeMux pattern into a method and a concrete path.
 func requestFor(pattern string) (method, path string) {
 	method, path, _ = strings.Cut(pattern, " ")
-	path = strings.NewReplacer("{table}", "events", "{name}", "top").Replace(path)
+	path = strings.NewReplacer("{table}", "events", "{name}", "top", "{$}", "").Replace(path)
 	return method, path
 }
 

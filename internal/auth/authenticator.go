@@ -159,14 +159,23 @@ func (a *Authenticator) Anonymous() bool {
 // Authenticate derives the principal from r's Authorization header. The returned key id (for
 // audit lines) is set whenever the credential parsed, even when authentication failed.
 func (a *Authenticator) Authenticate(r *http.Request) (Principal, string, error) {
-	return a.authenticate(r, false)
+	return a.authenticate(r, Rule{})
 }
 
-// authenticate is Authenticate; with queryToken, a JWT may come as ?token= instead, which is
-// then removed from r.URL so that no handler or log line after this one sees it.
-func (a *Authenticator) authenticate(r *http.Request, queryToken bool) (Principal, string, error) {
+// authenticate is Authenticate for a route with rule: with rule.QueryToken, a JWT may come as
+// ?token= instead, and with rule.ClickHouse the credential may come the ways ClickHouse clients
+// send a password (clickHouseCredential); either parameter is removed from r.URL so that no
+// handler or log line after this one sees it.
+func (a *Authenticator) authenticate(r *http.Request, rule Rule) (Principal, string, error) {
 	h := r.Header.Get("Authorization")
-	if h == "" && queryToken && r.URL.Query().Has("token") {
+	if rule.ClickHouse {
+		token, ok := clickHouseCredential(r)
+		if !ok {
+			return a.anonymous()
+		}
+		return a.verifyToken(r, token)
+	}
+	if h == "" && rule.QueryToken && r.URL.Query().Has("token") {
 		q := r.URL.Query()
 		token := q.Get("token")
 		q.Del("token")
@@ -178,16 +187,26 @@ func (a *Authenticator) authenticate(r *http.Request, queryToken bool) (Principa
 		return p, "", err
 	}
 	if h == "" {
-		if a.Anonymous() {
-			return Principal{Tenant: a.cfg.AnonymousTenant, Anonymous: true}, "", nil
-		}
-		return Principal{}, "", ErrMissingKey
+		return a.anonymous()
 	}
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return Principal{}, "", ErrMissingKey
 	}
-	token = strings.TrimSpace(token)
+	return a.verifyToken(r, strings.TrimSpace(token))
+}
+
+// anonymous is the principal of a request without a credential: the anonymous tenant while it
+// is admitted, else ErrMissingKey.
+func (a *Authenticator) anonymous() (Principal, string, error) {
+	if a.Anonymous() {
+		return Principal{Tenant: a.cfg.AnonymousTenant, Anonymous: true}, "", nil
+	}
+	return Principal{}, "", ErrMissingKey
+}
+
+// verifyToken maps a credential to its principal: the operator key, a JWT or an API key.
+func (a *Authenticator) verifyToken(r *http.Request, token string) (Principal, string, error) {
 	if op := a.operator.Load(); op != nil {
 		sum := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(sum[:], op[:]) == 1 {

@@ -85,7 +85,7 @@ func (a *Authenticator) RequireConsole(next, denied http.Handler) http.Handler {
 		}
 		viaCookie := false
 		if h := r.Header.Get("Authorization"); h != "" {
-			p, _, err := a.authenticate(r, false)
+			p, _, err := a.authenticate(r, Rule{})
 			if err != nil || !p.Operator {
 				a.count("auth.console_operator_only")
 				a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "reason", "auth.console_operator_only")...)

@@ -15,8 +15,11 @@ import (
 // the request context (FromContext). Failures answer 401 or 403 with a JSON error and an audit
 // line; the handler is not called.
 func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
+	if rule.Public {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, keyID, err := a.authenticate(r, rule.QueryToken)
+		p, keyID, err := a.authenticate(r, rule)
 		if err != nil {
 			a.deny(w, r, keyID, err, rule)
 			return
@@ -27,13 +30,13 @@ func (a *Authenticator) Require(rule Rule, next http.Handler) http.Handler {
 			if e.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="wavehouse"`)
 			}
-			httpx.WriteError(w, *e)
+			writeError(w, r, rule, *e)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !a.allowsOrigin(p, origin, r) {
 			a.count("auth.origin_not_allowed")
 			a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, p.KeyID, "tenant", p.Tenant, "origin", origin, "reason", "auth.origin_not_allowed")...)
-			httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.origin_not_allowed",
+			writeError(w, r, rule, httpx.Error{Status: http.StatusForbidden, Code: "auth.origin_not_allowed",
 				Message: "this tenant's cors settings do not allow origin " + origin})
 			return
 		}
@@ -73,6 +76,14 @@ func (a *Authenticator) authorize(p *Principal, rule Rule, r *http.Request) *htt
 	if rule.OperatorOnly {
 		return deny(http.StatusForbidden, "auth.operator_only", "this route needs the operator key")
 	}
+	if rule.ClickHouse {
+		// The handler checks the exact scope (and table) once it has read the statement
+		// (Check); a key that can neither insert nor query is refused here already.
+		if !p.HasScope(ScopeIngest) && !p.HasScope(ScopeQuery) {
+			return Check(*p, ScopeQuery, "")
+		}
+		return nil
+	}
 	if !p.HasScope(rule.Scope) {
 		e := deny(http.StatusForbidden, "auth.missing_scope", fmt.Sprintf("api key lacks scope %q", rule.Scope))
 		e.Details = map[string]string{"missing_scope": string(rule.Scope)}
@@ -95,6 +106,8 @@ func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID strin
 	switch {
 	case errors.Is(err, ErrMissingKey) && rule.Ops:
 		code, msg = "auth.missing_key", opsCredentialHint
+	case errors.Is(err, ErrMissingKey) && rule.ClickHouse:
+		code, msg = "auth.missing_key", "send the API key as the password (HTTP Basic, X-ClickHouse-Key or ?password=) or as Authorization: Bearer"
 	case errors.Is(err, ErrMissingKey):
 		code, msg = "auth.missing_key", "send Authorization: Bearer <api key>"
 	case errors.Is(err, ErrExpiredKey):
@@ -106,13 +119,13 @@ func (a *Authenticator) deny(w http.ResponseWriter, r *http.Request, keyID strin
 	case errors.Is(err, ErrUnknownRole):
 		a.count("auth.role_not_allowed")
 		a.log.WarnContext(r.Context(), "audit: access denied", auditAttrs(r, keyID, "reason", "auth.role_not_allowed")...)
-		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.role_not_allowed", Message: "the token's role is not one of the tenant's jwt.roles"})
+		writeError(w, r, rule, httpx.Error{Status: http.StatusForbidden, Code: "auth.role_not_allowed", Message: "the token's role is not one of the tenant's jwt.roles"})
 		return
 	}
 	a.count(code)
 	a.log.WarnContext(r.Context(), "audit: authentication failed", auditAttrs(r, keyID, "reason", code)...)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="wavehouse"`)
-	httpx.WriteError(w, httpx.Error{Status: http.StatusUnauthorized, Code: code, Message: msg})
+	writeError(w, r, rule, httpx.Error{Status: http.StatusUnauthorized, Code: code, Message: msg})
 }
 
 // auditAttrs are the attributes of every audit line: never the credential, only its public id.

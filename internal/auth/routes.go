@@ -20,6 +20,15 @@ type Rule struct {
 	// QueryToken lets a JWT arrive as ?token= (EventSource cannot set headers); the parameter
 	// is removed from the request before the handler sees it.
 	QueryToken bool
+	// ClickHouse marks the ClickHouse HTTP interface: the credential may also come as the
+	// password of a ClickHouse client (HTTP Basic, X-ClickHouse-Key, ?password=), errors are
+	// answered in ClickHouse's form, and the handler checks the statement's scope and table
+	// with Check (an INSERT needs ingest, a read query); Require only refuses a key holding
+	// neither.
+	ClickHouse bool
+	// Public marks a route that needs no credential (the ClickHouse interface's /ping, a
+	// liveness answer that reveals nothing).
+	Public bool
 }
 
 // opsPrefix is the path prefix of operator routes.
@@ -48,6 +57,9 @@ func Routes() map[string]Rule {
 		"POST /v1/ops/dlq/{table}/replay": adminTable,
 		"DELETE /v1/ops/dlq/{table}":      adminTable,
 		"POST /v1/ops/settings/reload":    {Scope: ScopeAdmin, Ops: true, OperatorOnly: true},
+		"GET /{$}":                        {ClickHouse: true},
+		"POST /{$}":                       {ClickHouse: true},
+		"GET /ping":                       {Public: true},
 	}
 }
 

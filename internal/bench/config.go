@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,6 +22,32 @@ const (
 	DirectHTTP   = "clickhouse-http"
 	DirectNative = "native"
 )
+
+// Gateway interfaces a run drives with the same rows.
+const (
+	// InterfaceIngest is POST /v1/ingest/{table}, the gateway's own API (phase "gateway").
+	InterfaceIngest = "ingest"
+	// InterfaceClickHouse is the gateway's ClickHouse HTTP interface, POST
+	// /?query=INSERT INTO table FORMAT JSONEachRow with the NDJSON body (phase
+	// "gateway clickhouse").
+	InterfaceClickHouse = "clickhouse"
+)
+
+// ParseInterfaces parses a comma-separated list of gateway interfaces.
+func ParseInterfaces(s string) ([]string, error) {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part != InterfaceIngest && part != InterfaceClickHouse {
+			return nil, fmt.Errorf("interface %q: want ingest or clickhouse", part)
+		}
+		if slices.Contains(out, part) {
+			return nil, fmt.Errorf("interface %q named twice", part)
+		}
+		out = append(out, part)
+	}
+	return out, nil
+}
 
 // Direct names a ClickHouse server that receives the same batches without the gateway.
 type Direct struct {
@@ -77,6 +104,13 @@ type Config struct {
 	// ClickHouseHTTP is a ClickHouse HTTP host:port used to count rows and parts directly; without it
 	// the gateway's POST /v1/query counts rows and parts are not reported.
 	ClickHouseHTTP string
+	// Interfaces are the gateway interfaces driven with the same batches, one phase each in this
+	// order (InterfaceIngest, InterfaceClickHouse). Default: ingest only.
+	Interfaces []string
+	// Rounds repeats the gateway's phases (all Interfaces, in order) this many times, so that
+	// interfaces measured on a shared, noisy machine alternate instead of one running first.
+	// Default 1.
+	Rounds int
 	// Direct lists servers that receive the same batches straight, after the gateway phase.
 	Direct []Direct
 	// Settle bounds the wait for accepted rows to become queryable. Default 60s.
@@ -115,6 +149,12 @@ func (c *Config) withDefaults() {
 	if c.Bodies == 0 {
 		c.Bodies = 64
 	}
+	if len(c.Interfaces) == 0 {
+		c.Interfaces = []string{InterfaceIngest}
+	}
+	if c.Rounds == 0 {
+		c.Rounds = 1
+	}
 }
 
 // Validate reports every problem of the configuration (after defaults) at once.
@@ -152,6 +192,22 @@ func (c Config) Validate() error {
 	}
 	if c.Format != FormatJSON && c.Format != FormatNDJSON {
 		errs = append(errs, fmt.Errorf("format: %q must be json or ndjson", c.Format))
+	}
+	for _, i := range c.Interfaces {
+		if i != InterfaceIngest && i != InterfaceClickHouse {
+			errs = append(errs, fmt.Errorf("interface: %q must be ingest or clickhouse", i))
+		}
+	}
+	if slices.Contains(c.Interfaces, InterfaceClickHouse) {
+		if c.Format != FormatNDJSON {
+			errs = append(errs, fmt.Errorf("format: %q: the clickhouse interface sends JSONEachRow, so the rows must be ndjson", c.Format))
+		}
+		if c.WaitCommitted {
+			errs = append(errs, errors.New("wait-committed: not supported with the clickhouse interface"))
+		}
+	}
+	if c.Rounds < 1 || c.Rounds > 100 {
+		errs = append(errs, fmt.Errorf("rounds: %d must be 1..100", c.Rounds))
 	}
 	if c.ClickHouseHTTP != "" {
 		if err := loopback(c.ClickHouseHTTP); err != nil {

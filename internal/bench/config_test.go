@@ -97,3 +97,22 @@ func TestBodiesDecodeToTheGeneratedRows(t *testing.T) {
 		}
 	}
 }
+
+func TestInterfaces(t *testing.T) {
+	got, err := ParseInterfaces("ingest, clickhouse")
+	if err != nil || strings.Join(got, ",") != "ingest,clickhouse" {
+		t.Errorf("ParseInterfaces = %q, %v", got, err)
+	}
+	for _, bad := range []string{"", "native", "ingest,ingest"} {
+		if _, err := ParseInterfaces(bad); err == nil {
+			t.Errorf("ParseInterfaces(%q) accepted", bad)
+		}
+	}
+	err = Config{URL: "http://127.0.0.1:8080", Table: "t", Format: FormatJSON, WaitCommitted: true, Rounds: 101,
+		Interfaces: []string{InterfaceClickHouse, "grpc"}}.Validate()
+	for _, want := range []string{"format:", "wait-committed:", "rounds:", `interface: "grpc"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}

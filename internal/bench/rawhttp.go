@@ -64,6 +64,25 @@ func gatewayTarget(cfg Config, keyed bool) (*rawTarget, error) {
 	return t, nil
 }
 
+// gatewayClickHouseTarget posts the same NDJSON bodies to the gateway's ClickHouse HTTP
+// interface as INSERT INTO table FORMAT JSONEachRow (the tenant's database is the gateway's to
+// choose, as for /v1/ingest).
+func gatewayClickHouseTarget(cfg Config) (*rawTarget, error) {
+	u, err := url.Parse(strings.TrimRight(cfg.URL, "/") + "/")
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" {
+		return nil, fmt.Errorf("url: only http:// is supported for load, got %q", cfg.URL)
+	}
+	q := url.Values{"query": {"INSERT INTO " + cfg.Table + " FORMAT JSONEachRow"}}
+	h := map[string]string{"Content-Type": "application/x-ndjson"}
+	if cfg.Gzip {
+		h["Content-Encoding"] = "gzip"
+	}
+	return newRawTarget(u.Host, "/?"+q.Encode(), h), nil
+}
+
 func clickHouseHTTPTarget(addr, database, table string, gz bool) *rawTarget {
 	q := url.Values{}
 	q.Set("query", "INSERT INTO "+database+"."+table+" FORMAT JSONEachRow")

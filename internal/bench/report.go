@@ -12,8 +12,8 @@ import (
 // WriteText writes the report as a side-by-side table followed by status codes and errors.
 func (r *Report) WriteText(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "bench ingest: clients=%d rows/request=%d format=%s gzip=%t wait_committed=%t duration=%s requests=%d rate=%g rows/s\n\n",
-		c.Clients, c.Rows, c.Format, c.Gzip, c.WaitCommitted, c.Duration, c.Requests, c.Rate)
+	fmt.Fprintf(w, "bench ingest: clients=%d rows/request=%d format=%s gzip=%t wait_committed=%t duration=%s requests=%d rate=%g rows/s interfaces=%s rounds=%d\n\n",
+		c.Clients, c.Rows, c.Format, c.Gzip, c.WaitCommitted, c.Duration, c.Requests, c.Rate, strings.Join(c.Interfaces, ","), c.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\treq\tfailed\tok req/s\trows/s\tp50\tp95\tp99\tmax\tok\tqueryable\te2e rows/s\tfresh p50\tfresh p99\tfresh max\tinserts\tparts end/final\t")
 	for _, p := range r.Phases {
@@ -28,8 +28,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			f50, f99, fmax = ms(p.Freshness.P50), ms(p.Freshness.P99), ms(p.Freshness.Max)
 		}
 		parts, inserts := orUnknown(p.PartsAtEnd)+"/"+orUnknown(p.Parts), orUnknown(p.Inserts)
+		target := p.Target
+		if r.Config.Rounds > 1 && p.Round > 0 {
+			target = fmt.Sprintf("%s #%d", p.Target, p.Round)
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			p.Target, p.Requests, p.FailedRequests, p.RequestsPerS, p.RowsPerS,
+			target, p.Requests, p.FailedRequests, p.RequestsPerS, p.RowsPerS,
 			ms(p.Latency.P50), ms(p.Latency.P95), ms(p.Latency.P99), ms(p.Latency.Max),
 			p.OKRequests, q, e2e, f50, f99, fmax, inserts, parts)
 	}
@@ -72,6 +76,18 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintln(w, line)
 		}
 	}
+	if ing, chi := r.Rounds(PhaseGateway), r.Rounds(PhaseGatewayClickHouse); len(ing) > 0 && len(chi) > 0 {
+		fmt.Fprintln(w)
+		writeRounds(w, PhaseGateway, ing)
+		writeRounds(w, PhaseGatewayClickHouse, chi)
+		mi, mc := meanRowsPerS(ing), meanRowsPerS(chi)
+		fmt.Fprintf(w, "clickhouse interface vs /v1/ingest: accepted rows/s %.2f× (mean %.0f vs %.0f over %d and %d rounds)",
+			ratio(mc, mi), mc, mi, len(chi), len(ing))
+		if ei, ec := meanEndToEnd(ing), meanEndToEnd(chi); ei > 0 && ec > 0 {
+			fmt.Fprintf(w, ", end-to-end rows/s %.2f×", ratio(ec, ei))
+		}
+		fmt.Fprintln(w)
+	}
 	if r.GatewayRSSBytes >= 0 {
 		fmt.Fprintf(w, "\ngateway RSS at the end: %.1f MB\n", float64(r.GatewayRSSBytes)/1e6)
 	} else if c.OpsURL != "" {
@@ -86,6 +102,48 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, "\nall checks passed")
 	}
 	return nil
+}
+
+// Rounds returns the phases of one gateway target (PhaseGateway, …) in the order they ran.
+func (r *Report) Rounds(target string) []Phase {
+	var out []Phase
+	for _, p := range r.Phases {
+		if p.Target == target {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// writeRounds writes one line with each round's accepted rows/s of a target.
+func writeRounds(w io.Writer, target string, ps []Phase) {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%.0f", p.RowsPerS)
+	}
+	fmt.Fprintf(w, "%s rows/s by round: %s\n", target, strings.Join(parts, ", "))
+}
+
+// meanRowsPerS is the mean accepted rows/s over phases.
+func meanRowsPerS(ps []Phase) float64 {
+	sum := 0.0
+	for _, p := range ps {
+		sum += p.RowsPerS
+	}
+	return sum / float64(len(ps))
+}
+
+// meanEndToEnd is the mean end-to-end rows/s over phases, 0 when any phase's rows were not all
+// queryable.
+func meanEndToEnd(ps []Phase) float64 {
+	sum := 0.0
+	for _, p := range ps {
+		if !p.AllQueryable {
+			return 0
+		}
+		sum += p.EndToEndRowsS
+	}
+	return sum / float64(len(ps))
 }
 
 func orUnknown(n int64) string {

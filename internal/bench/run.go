@@ -14,9 +14,18 @@ import (
 // resolution of the freshness figures.
 const sampleEvery = 100 * time.Millisecond
 
+// Names of the gateway's phases (Phase.Target); direct phases are "direct <kind>".
+const (
+	PhaseGateway           = "gateway"
+	PhaseGatewayKeyed      = "gateway keyed"
+	PhaseGatewayClickHouse = "gateway clickhouse"
+)
+
 // Phase is the result of one target's load phase.
 type Phase struct {
-	Target     string        `json:"target"`
+	Target string `json:"target"`
+	// Round is the gateway phase's round (1..Config.Rounds); 0 for direct phases.
+	Round      int           `json:"round,omitempty"`
 	Table      string        `json:"table"`
 	Elapsed    time.Duration `json:"elapsed"`
 	Requests   int64         `json:"requests"`
@@ -85,22 +94,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if ch != nil {
 			cnt = tableCounter{ch: ch, table: cfg.Database + "." + cfg.Table}
 		}
-		keyed := []bool{false}
-		if cfg.IdempotencyKeys {
-			keyed = append(keyed, true)
-		}
-		for _, k := range keyed {
-			tg, err := gatewayTarget(cfg, k)
+		for round := 1; round <= cfg.Rounds; round++ {
+			phases, err := gatewayPhases(cfg)
 			if err != nil {
 				return nil, err
 			}
-			name := "gateway"
-			if k {
-				name = "gateway keyed"
+			for _, gp := range phases {
+				p := runPhase(ctx, cfg, gp.name, cfg.Table, gp.target, batches, cnt, ch)
+				p.Round = round
+				p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
+				rep.Phases = append(rep.Phases, p)
 			}
-			p := runPhase(ctx, cfg, name, cfg.Table, tg, batches, cnt, ch)
-			p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
-			rep.Phases = append(rep.Phases, p)
 		}
 		if cfg.OpsURL != "" {
 			rep.GatewayRSSBytes = gatewayRSS(ctx, client, cfg.OpsURL)
@@ -114,6 +118,42 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Phases = append(rep.Phases, p)
 	}
 	return rep, nil
+}
+
+// gatewayPhase is one load phase against the gateway.
+type gatewayPhase struct {
+	name   string
+	target target
+}
+
+// gatewayPhases returns one round of the gateway's phases: each interface in order, the ingest
+// interface followed by its keyed run when IdempotencyKeys is set.
+func gatewayPhases(cfg Config) ([]gatewayPhase, error) {
+	var out []gatewayPhase
+	for _, iface := range cfg.Interfaces {
+		switch iface {
+		case InterfaceClickHouse:
+			tg, err := gatewayClickHouseTarget(cfg)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, gatewayPhase{PhaseGatewayClickHouse, tg})
+		default:
+			tg, err := gatewayTarget(cfg, false)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, gatewayPhase{PhaseGateway, tg})
+			if cfg.IdempotencyKeys {
+				tg, err := gatewayTarget(cfg, true)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, gatewayPhase{PhaseGatewayKeyed, tg})
+			}
+		}
+	}
+	return out, nil
 }
 
 func partsOf(ctx context.Context, ch *clickHouseHTTP, database, table string) int64 {

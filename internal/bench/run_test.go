@@ -2,6 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,5 +120,68 @@ func TestIdempotencyKeysRunsAKeyedPhaseWithANewKeyPerRequest(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("key %q sent %d times", k, n)
 		}
+	}
+}
+
+// TestInterfacesAlternateOverTheSameRows: --interface ingest,clickhouse --rounds 3 runs six
+// gateway phases, alternating, and the ClickHouse interface's requests carry the same NDJSON
+// bodies as /v1/ingest's, as INSERT INTO <table> FORMAT JSONEachRow at /.
+func TestInterfacesAlternateOverTheSameRows(t *testing.T) {
+	const requests = 12
+	var (
+		mu           sync.Mutex
+		ingestBodies = map[string]int{}
+		chBodies     = map[string]int{}
+		badQueries   []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.URL.Path == "/v1/ingest/t":
+			ingestBodies[string(b)]++
+			w.WriteHeader(http.StatusAccepted)
+		case r.URL.Path == "/":
+			if q := r.URL.Query().Get("query"); q != "INSERT INTO t FORMAT JSONEachRow" {
+				badQueries = append(badQueries, q)
+			}
+			chBodies[string(b)]++
+			w.WriteHeader(http.StatusOK)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	rep, err := Run(t.Context(), Config{URL: srv.URL, Table: "t", Clients: 2, Rows: 5, Requests: requests, Bodies: 4,
+		Duration: time.Minute, Settle: time.Second, Interfaces: []string{InterfaceIngest, InterfaceClickHouse}, Rounds: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rep.Phases {
+		got = append(got, fmt.Sprintf("%s#%d", p.Target, p.Round))
+		if p.OKRequests != requests || p.AcceptedRows != requests*5 {
+			t.Errorf("%s round %d: ok %d accepted rows %d, want %d and %d", p.Target, p.Round, p.OKRequests, p.AcceptedRows, requests, requests*5)
+		}
+	}
+	want := "gateway#1 gateway clickhouse#1 gateway#2 gateway clickhouse#2 gateway#3 gateway clickhouse#3"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("phases %q, want %q", strings.Join(got, " "), want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(badQueries) > 0 {
+		t.Fatalf("the clickhouse interface got queries %q", badQueries)
+	}
+	if len(ingestBodies) != 4 || !maps.Equal(ingestBodies, chBodies) {
+		t.Fatalf("the interfaces got different bodies: %d distinct for /v1/ingest, %d for /", len(ingestBodies), len(chBodies))
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "clickhouse interface vs /v1/ingest: accepted rows/s") {
+		t.Fatalf("the report has no comparison of the interfaces:\n%s", text.String())
 	}
 }

@@ -39,7 +39,29 @@ var (
 	ExcAuthenticationFailed     = Exception{516, "AUTHENTICATION_FAILED"}
 	ExcUnknownException         = Exception{1002, "UNKNOWN_EXCEPTION"}
 	ExcAllConnectionTriesFailed = Exception{279, "ALL_CONNECTION_TRIES_FAILED"}
+	ExcUnknownSetting           = Exception{115, "UNKNOWN_SETTING"}
+	ExcUnknownIdentifier        = Exception{47, "UNKNOWN_IDENTIFIER"}
+	ExcUnknownFunction          = Exception{46, "UNKNOWN_FUNCTION"}
+	ExcIllegalTypeOfArgument    = Exception{43, "ILLEGAL_TYPE_OF_ARGUMENT"}
+	ExcTypeMismatch             = Exception{53, "TYPE_MISMATCH"}
+	ExcMemoryLimitExceeded      = Exception{241, "MEMORY_LIMIT_EXCEEDED"}
 )
+
+// ExceptionByNumber returns the ClickHouse error of number code when this package names it,
+// for naming an error the engine itself reported with its code.
+func ExceptionByNumber(code int) (Exception, bool) {
+	for _, e := range [...]Exception{ExcUnsupportedMethod, ExcCannotParseText, ExcNoSuchColumnInTable, ExcCannotParseInput,
+		ExcBadArguments, ExcNotImplemented, ExcUnknownTable, ExcSyntaxError, ExcUnknownFormat, ExcUnknownDatabase,
+		ExcIncorrectData, ExcTooManyRows, ExcTimeoutExceeded, ExcReadonly, ExcTooManySimultaneous, ExcNetworkError,
+		ExcQueryWasCancelled, ExcTooManyBytes, ExcAccessDenied, ExcAuthenticationFailed, ExcAllConnectionTriesFailed,
+		ExcUnknownSetting, ExcUnknownIdentifier, ExcUnknownFunction, ExcIllegalTypeOfArgument, ExcTypeMismatch,
+		ExcMemoryLimitExceeded} {
+		if e.Code == code {
+			return e, true
+		}
+	}
+	return Exception{}, false
+}
 
 // exceptionByCode maps the gateway's stable error codes (docs/api.md) to the ClickHouse error a
 // ClickHouse client is shown for them. A code missing here falls back by its prefix
@@ -47,6 +69,26 @@ var (
 var exceptionByCode = map[string]Exception{
 	"auth.anonymous_ops":                 ExcAuthenticationFailed,
 	"auth.table_not_allowed":             ExcAccessDenied,
+	"auth.missing_scope":                 ExcAccessDenied,
+	"auth.origin_not_allowed":            ExcAccessDenied,
+	"auth.role_not_allowed":              ExcAccessDenied,
+	"auth.operator_key_not_allowed":      ExcAccessDenied,
+	"database.not_allowed":               ExcAccessDenied,
+	"ingest.invalid_columns":             ExcNoSuchColumnInTable,
+	"ingest.types_mismatch":              ExcIncorrectData,
+	"ingest.malformed_header":            ExcCannotParseInput,
+	"ingest.malformed_binary":            ExcCannotParseInput,
+	"ingest.malformed_json":              ExcCannotParseInput,
+	"ingest.malformed_csv":               ExcCannotParseInput,
+	"ingest.malformed_tsv":               ExcCannotParseInput,
+	"ingest.empty_body":                  ExcCannotParseInput,
+	"ingest.corrupt_body":                ExcCannotParseInput,
+	"ingest.unsupported_encoding":        ExcUnknownFormat,
+	"ingest.dead_lettered":               ExcIncorrectData,
+	"clickhouse.not_implemented":         ExcNotImplemented,
+	"clickhouse.unknown_format":          ExcUnknownFormat,
+	"clickhouse.syntax_error":            ExcSyntaxError,
+	"clickhouse.readonly":                ExcReadonly,
 	"database.unknown":                   ExcUnknownDatabase,
 	"ingest.body_too_large":              ExcTooManyBytes,
 	"ingest.canceled":                    ExcQueryWasCancelled,
@@ -78,6 +120,15 @@ var exceptionByCode = map[string]Exception{
 	"idempotency.retention":              ExcBadArguments,
 	"sql.invalid_request":                ExcSyntaxError,
 	"ops_sql.allow_host_table_functions": ExcAccessDenied,
+	"query.rejected":                     ExcSyntaxError,
+	"query.unknown_table":                ExcUnknownTable,
+	"query.limit_exceeded":               ExcTooManyRows,
+	"query.canceled":                     ExcQueryWasCancelled,
+	"query.invalid_request":              ExcBadArguments,
+	"query.readonly":                     ExcReadonly,
+	"query.not_implemented":              ExcNotImplemented,
+	"query.unknown_format":               ExcUnknownFormat,
+	"query.unknown_setting":              ExcUnknownSetting,
 }
 
 // exceptionByPrefix is the fallback of exceptionByCode, by the part of a code before its dot.

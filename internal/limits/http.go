@@ -27,6 +27,12 @@ func WriteHeaders(w http.ResponseWriter, d Decision) {
 // headers. A request that can never pass (more rows than the burst) is not retryable.
 func Reject(w http.ResponseWriter, d Decision) {
 	WriteHeaders(w, d)
+	httpx.WriteError(w, RejectError(d))
+}
+
+// RejectError is the error Reject answers for a refused decision (without the RateLimit-*
+// headers, which WriteHeaders sets), for a route that answers errors in another form.
+func RejectError(d Decision) httpx.Error {
 	e := httpx.Error{Status: http.StatusTooManyRequests, Code: "limits." + string(d.Kind), Retryable: !d.Never}
 	switch {
 	case d.Never:
@@ -39,7 +45,7 @@ func Reject(w http.ResponseWriter, d Decision) {
 		e.Message = fmt.Sprintf("over the tenant's %s rate limit", d.Kind)
 		e.RetryAfter = max(d.RetryAfter, time.Second)
 	}
-	httpx.WriteError(w, e)
+	return e
 }
 
 func ceilSeconds(d time.Duration) int {
@@ -49,6 +55,12 @@ func ceilSeconds(d time.Duration) int {
 // Requests wraps next with the requests-per-second limit of the principal that auth.Require put
 // in the context; without a principal the request passes unlimited (Require must run first).
 func (l *Limiter) Requests(next http.Handler) http.Handler {
+	return l.RequestsAnswering(next, func(w http.ResponseWriter, _ *http.Request, e httpx.Error) { httpx.WriteError(w, e) })
+}
+
+// RequestsAnswering is Requests for a route that answers errors in its own form: reject writes
+// the refusal (RejectError's; the RateLimit-* headers are already set).
+func (l *Limiter) RequestsAnswering(next http.Handler, reject func(http.ResponseWriter, *http.Request, httpx.Error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := auth.FromContext(r.Context())
 		if !ok || p.Tenant == "" {
@@ -56,11 +68,11 @@ func (l *Limiter) Requests(next http.Handler) http.Handler {
 			return
 		}
 		d := l.AllowRequest(r.Context(), p.Tenant, p.KeyID)
+		WriteHeaders(w, d)
 		if !d.Allowed {
-			Reject(w, d)
+			reject(w, r, RejectError(d))
 			return
 		}
-		WriteHeaders(w, d)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -22,6 +22,9 @@ const (
 
 // ContentType is the media type of a format.
 func (f Format) ContentType() string {
+	if cf, ok := parseChFormat(f); ok {
+		return chFormatInfos[cf.kind].contentType
+	}
 	switch f {
 	case FormatNDJSON:
 		return "application/x-ndjson"
@@ -43,7 +46,23 @@ type encoder struct {
 	values []json.RawMessage
 }
 
-func newEncoder(f Format, w io.Writer, cols []store.ResultColumn) *encoder {
+// rowEncoder writes a result in one format: begin before the first row, row per row, end
+// after the last (or on failure).
+type rowEncoder interface {
+	begin() error
+	row(canonical []byte) error
+	end(st store.Stats, failure error) error
+}
+
+// newEncoder returns the encoder of format f: /v1/query's, or a ClickHouse output format's.
+func newEncoder(f Format, w io.Writer, cols []store.ResultColumn) rowEncoder {
+	if cf, ok := parseChFormat(f); ok {
+		return newCHEncoder(cf, w, cols)
+	}
+	return newGatewayEncoder(f, w, cols)
+}
+
+func newGatewayEncoder(f Format, w io.Writer, cols []store.ResultColumn) *encoder {
 	e := &encoder{f: f, w: w, cols: cols}
 	for _, c := range cols {
 		q, _ := json.Marshal(c.Name)

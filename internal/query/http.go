@@ -103,7 +103,7 @@ func (s *Service) ServeHTTPAccess(w http.ResponseWriter, r *http.Request, tenant
 	if p.info.err == nil && req.Policy == nil && req.MaxRows == p.req.MaxRows {
 		digest = &p.digest
 	}
-	s.serve(w, r.Context(), tenant, target, req, p.info, digest)
+	s.serve(w, r.Context(), tenant, target, req, p.info, digest, gatewayResponder{s})
 }
 
 // readBody reads up to maxBody bytes of the body into a pooled buffer; give it back with
@@ -176,26 +176,44 @@ func (p *prepared) size() int {
 
 // Serve runs req and writes the response (also used by pipes).
 func (s *Service) Serve(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, req Request) {
-	s.serve(w, ctx, tenant, target, req, s.sqlInfo(req.SQL), nil)
+	s.serve(w, ctx, tenant, target, req, s.sqlInfo(req.SQL), nil, gatewayResponder{s})
+}
+
+// responder writes the answers of one interface: /v1/query's (JSON errors), or the ClickHouse
+// HTTP interface's.
+type responder interface {
+	// writeError answers err, before anything was sent.
+	writeError(w http.ResponseWriter, err error)
+	// header sets the headers of a successful answer in format f; st is what the query read
+	// (nil when it is not known yet, or nothing ran: a cache hit).
+	header(h http.Header, f Format, st *store.Stats)
+}
+
+// gatewayResponder answers /v1/query and pipes.
+type gatewayResponder struct{ s *Service }
+
+func (g gatewayResponder) writeError(w http.ResponseWriter, err error) { g.s.writeError(w, err) }
+func (g gatewayResponder) header(h http.Header, f Format, _ *store.Stats) {
+	h["Content-Type"] = g.s.hdr.contentType(f)
 }
 
 // serve runs req, whose SQL text info describes; digest, when not nil, is the request's
-// cache.QueryDigest.
-func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, req Request, info *sqlInfo, digest *cache.QueryDigest) {
+// cache.QueryDigest; resp writes the answer.
+func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, req Request, info *sqlInfo, digest *cache.QueryDigest, resp responder) {
 	if err := check(req, info); err != nil {
-		s.writeError(w, err)
+		resp.writeError(w, err)
 		return
 	}
 	if req.Policy != nil {
 		var err error
 		if req, err = applyPolicy(req); err != nil {
-			s.writeError(w, err)
+			resp.writeError(w, err)
 			return
 		}
 		info, digest = s.sqlInfo(req.SQL), nil
 	}
 	if err := checkTables(req, info, target.Database); err != nil {
-		s.writeError(w, err)
+		resp.writeError(w, err)
 		return
 	}
 	b := newBounds(s.deps.Limits(tenant), req)
@@ -204,11 +222,11 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		h := w.Header()
 		h["X-Cache"] = s.hdr.bypass
 		h["Cache-Control"] = s.hdr.noStore
-		s.stream(w, ctx, target, req, b)
+		s.stream(w, ctx, target, req, b, resp)
 		return
 	}
 	if v, err := s.view(ctx, key); err == nil {
-		s.writeBody(w, req.Format, s.hdr.hit, v)
+		s.writeBody(w, req.Format, s.hdr.hit, v, resp, nil)
 		return
 	}
 	res, err, _ := s.flights.Do(key.String(), func() (any, error) {
@@ -219,7 +237,8 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		}
 		fctx, span := tracing.Start(context.WithoutCancel(ctx), s.deps.Tracer, "cache fill", trace.SpanKindInternal)
 		defer span.End()
-		out, err := s.buffered(fctx, target, req, b)
+		var st store.Stats
+		out, err := s.buffered(fctx, target, req, b, &st)
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
 			return nil, err
@@ -227,36 +246,38 @@ func (s *Service) serve(w http.ResponseWriter, ctx context.Context, tenant strin
 		if err := s.deps.Cache.Set(fctx, key, out, b.ttl); err != nil && !errors.Is(err, cache.ErrTooLarge) {
 			s.deps.Log.Debug("cache fill failed", "error", err)
 		}
-		return flightResult{body: out}, nil
+		return flightResult{body: out, stats: st}, nil
 	})
 	if errors.Is(err, errTooLarge) {
 		w.Header()["X-Cache"] = s.hdr.miss
-		s.stream(w, ctx, target, req, b)
+		s.stream(w, ctx, target, req, b, resp)
 		return
 	}
 	if err != nil {
-		s.writeError(w, err)
+		resp.writeError(w, err)
 		return
 	}
 	fr := res.(flightResult)
-	xCache := s.hdr.miss
+	xCache, st := s.hdr.miss, &fr.stats
 	if fr.hit {
-		xCache = s.hdr.hit
+		xCache, st = s.hdr.hit, nil
 	}
-	s.writeBody(w, req.Format, xCache, fr.body)
+	s.writeBody(w, req.Format, xCache, fr.body, resp, st)
 }
 
 // flightResult is what a shared flight hands every request waiting on it: the result, and
 // whether it came from the cache (filled by a flight that had just ended) instead of the store.
 type flightResult struct {
-	body []byte
-	hit  bool
+	body  []byte
+	hit   bool
+	stats store.Stats // of the run that produced body (when not hit)
 }
 
 // writeBody answers 200 with a whole result. b may be shared with the cache; it is only read.
-func (s *Service) writeBody(w http.ResponseWriter, f Format, xCache []string, b []byte) {
+// st is what the run that produced b read (nil for a cache hit).
+func (s *Service) writeBody(w http.ResponseWriter, f Format, xCache []string, b []byte, resp responder, st *store.Stats) {
 	h := w.Header()
-	h["Content-Type"] = s.hdr.contentType(f)
+	resp.header(h, f, st)
 	h["X-Cache"] = xCache
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(http.StatusOK)
@@ -264,17 +285,17 @@ func (s *Service) writeBody(w http.ResponseWriter, f Format, xCache []string, b 
 }
 
 // stream runs the query straight to the client, flushing as rows arrive.
-func (s *Service) stream(w http.ResponseWriter, ctx context.Context, target store.Target, req Request, b bounds) {
+func (s *Service) stream(w http.ResponseWriter, ctx context.Context, target store.Target, req Request, b bounds, resp responder) {
 	rc := http.NewResponseController(w)
 	sent := false
 	fw := flushWriter{w: w, rc: rc, every: 64 << 10}
 	err := s.execute(ctx, target, req, b, &fw, func() {
 		sent = true
-		w.Header().Set("Content-Type", req.Format.ContentType())
+		resp.header(w.Header(), req.Format, nil)
 		w.WriteHeader(http.StatusOK)
-	})
+	}, nil)
 	if err != nil && !sent {
-		s.writeError(w, err)
+		resp.writeError(w, err)
 		return
 	}
 	_ = rc.Flush()
@@ -297,17 +318,19 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *Service) writeError(w http.ResponseWriter, err error) {
+func (s *Service) writeError(w http.ResponseWriter, err error) { httpx.WriteError(w, httpError(err)) }
+
+// httpError is the answer to a query's err: its status and stable code.
+func httpError(err error) httpx.Error {
 	if e, ok := policy.HTTPError(err); ok {
-		httpx.WriteError(w, e)
-		return
+		return e
 	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, ErrTableNotAllowed):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusForbidden, Code: "auth.table_not_allowed", Message: msg})
+		return httpx.Error{Status: http.StatusForbidden, Code: "auth.table_not_allowed", Message: msg}
 	case errors.Is(err, ErrRejected):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg})
+		return httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg}
 	case errors.Is(err, store.ErrLimitExceeded):
 		// 422: the request is valid, but its result is more than the tenant's limits allow, and
 		// sending it again fails the same way (docs/query.md#limits says why not 413 or 504).
@@ -316,14 +339,13 @@ func (s *Service) writeError(w http.ResponseWriter, err error) {
 		if errors.As(err, &le) {
 			e.Limit, e.Value = le.Limit, le.Value
 		}
-		httpx.WriteError(w, e)
+		return e
 	case errors.Is(err, store.ErrUnknownTable), errors.Is(err, store.ErrUnknownDatabase):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusNotFound, Code: "query.unknown_table", Message: msg})
+		return httpx.Error{Status: http.StatusNotFound, Code: "query.unknown_table", Message: msg}
 	case store.IsTransient(err):
-		httpx.WriteError(w, httpx.Error{Status: http.StatusServiceUnavailable, Code: "store.unavailable", Message: msg, Retryable: true, RetryAfter: time.Second})
+		return httpx.Error{Status: http.StatusServiceUnavailable, Code: "store.unavailable", Message: msg, Retryable: true, RetryAfter: time.Second}
 	case errors.Is(err, context.Canceled):
-		httpx.WriteError(w, httpx.Error{Status: 499, Code: "query.canceled", Message: msg})
-	default:
-		httpx.WriteError(w, httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg})
+		return httpx.Error{Status: 499, Code: "query.canceled", Message: msg}
 	}
+	return httpx.Error{Status: http.StatusBadRequest, Code: "query.rejected", Message: msg}
 }

@@ -174,6 +174,9 @@ func checkFormat(f Format) error {
 	case FormatJSON, FormatNDJSON, FormatCSV:
 		return nil
 	}
+	if _, ok := parseChFormat(f); ok {
+		return nil
+	}
 	return fmt.Errorf(`%w: format must be "json", "ndjson" or "csv"`, ErrRejected)
 }
 
@@ -223,10 +226,10 @@ func digestRequest(req Request, info *sqlInfo) cache.QueryDigest {
 }
 
 // buffered runs the query into memory, giving up with errTooLarge past MaxCachedBytes.
-func (s *Service) buffered(ctx context.Context, target store.Target, req Request, b bounds) ([]byte, error) {
+func (s *Service) buffered(ctx context.Context, target store.Target, req Request, b bounds, st *store.Stats) ([]byte, error) {
 	var buf bytes.Buffer
 	w := &capWriter{buf: &buf, limit: s.cfg.MaxCachedBytes}
-	if err := s.execute(ctx, target, req, b, w, nil); err != nil {
+	if err := s.execute(ctx, target, req, b, w, nil, st); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -234,8 +237,9 @@ func (s *Service) buffered(ctx context.Context, target store.Target, req Request
 
 // execute runs the query and encodes it to w. started, when not nil, is called right before the
 // first byte is written (the HTTP layer sends headers there). Errors before that point are
-// returned; errors after it are reported inside the document and also returned.
-func (s *Service) execute(ctx context.Context, target store.Target, req Request, b bounds, w interface{ Write([]byte) (int, error) }, started func()) error {
+// returned; errors after it are reported inside the document and also returned. st, when not
+// nil, receives the query's counters.
+func (s *Service) execute(ctx context.Context, target store.Target, req Request, b bounds, w interface{ Write([]byte) (int, error) }, started func(), st *store.Stats) error {
 	s.executions.Add(1)
 	ctx, span := tracing.Start(ctx, s.deps.Tracer, "query", trace.SpanKindClient)
 	defer span.End()
@@ -276,6 +280,9 @@ func (s *Service) execute(ctx context.Context, target store.Target, req Request,
 		}
 	}
 	failure := b.named(rows.Err())
+	if st != nil {
+		*st = rows.Stats()
+	}
 	if err := enc.end(rows.Stats(), failure); err != nil && failure == nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install.sh [all|clickhouse|zookeeper|nats|redis|dynalite|chdb|chromium|tools|lint]...
+# install.sh [all|clickhouse|zookeeper|nats|redis|dynalite|chclient|chdb|chromium|tools|lint]...
 #
 # Installs what the WaveHouse tests and `make run` need, skipping whatever is
 # already present; safe to run twice and from several shells at once (a lock
@@ -11,6 +11,7 @@
 #   redis       Debian redis-server (apt)
 #   nats        nats-server built from the module in go.mod into bin/nats-server
 #   dynalite    dynalite@4.0.0 (npm) under $WH_CACHE_DIR/dynalite
+#   chclient    @clickhouse/client@1.23.1 (npm) under $WH_CACHE_DIR/node-clients, for tests/chclients
 #   chdb        libchdb.so from @chdb/lib-linux-x64-gnu (npm) under $WH_CACHE_DIR/chdb/<version>
 #   chromium    headless Chromium (apt) for the browser EventSource test and the console suite
 #   tools       wrk, hyperfine (apt) and hey (go install into bin/)
@@ -96,28 +97,43 @@ install_nats() {
 	mv -f "$out.tmp.$$" "$out"
 }
 
-install_dynalite() {
-	local dir="$WH_CACHE_DIR/dynalite" have
-	if [ -x "$dir/node_modules/.bin/dynalite" ] && [ -f "$dir/node_modules/dynalite/package.json" ]; then
-		have="$(node -p "require('$dir/node_modules/dynalite/package.json').version" 2>/dev/null || true)"
-		[ "$have" = "$DYNALITE_VERSION" ] && return "$PRESENT"
+# npm_install_pinned DIR PACKAGE VERSION [MIN_NODE] installs PACKAGE@VERSION (npm) into DIR
+# unless DIR/node_modules already holds that version; returns PRESENT when it did.
+npm_install_pinned() {
+	local dir="$1" pkg="$2" version="$3" min_node="${4:-20}" have
+	if [ -f "$dir/node_modules/$pkg/package.json" ]; then
+		have="$(node -p "require('$dir/node_modules/$pkg/package.json').version" 2>/dev/null || true)"
+		[ "$have" = "$version" ] && return "$PRESENT"
 	fi
-	command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js ≥ 20 with npm"
+	command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js ≥ $min_node with npm"
 	local major
 	major="$(node -p 'process.versions.node.split(".")[0]')"
-	[ "$major" -ge 20 ] || die "dynalite $DYNALITE_VERSION needs Node.js ≥ 20, found $(node --version)"
+	[ "$major" -ge "$min_node" ] || die "$pkg $version needs Node.js ≥ $min_node, found $(node --version)"
 	# Install next to the final place and swap it in, so a half-finished
 	# install is never used by a running test.
 	local tmp="$dir.tmp.$$"
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
 	(cd "$tmp" && npm init -y >/dev/null \
-		&& npm install --no-audit --no-fund --loglevel=error "dynalite@$DYNALITE_VERSION" >&2) \
-		|| { rm -rf "$tmp"; die "npm install dynalite@$DYNALITE_VERSION failed"; }
+		&& npm install --save-exact --no-audit --no-fund --loglevel=error "$pkg@$version" >&2) \
+		|| { rm -rf "$tmp"; die "npm install $pkg@$version failed"; }
 	rm -rf "$dir.old.$$"
 	[ -e "$dir" ] && mv "$dir" "$dir.old.$$"
 	mv "$tmp" "$dir"
 	rm -rf "$dir.old.$$"
+}
+
+install_dynalite() {
+	local dir="$WH_CACHE_DIR/dynalite"
+	# An install without its bin link is redone.
+	[ -x "$dir/node_modules/.bin/dynalite" ] || rm -rf "$dir/node_modules/dynalite"
+	npm_install_pinned "$dir" dynalite "$DYNALITE_VERSION"
+}
+
+# install_chclient installs the official ClickHouse Node client the tests/chclients suite runs
+# unmodified against the gateway (its node_modules is WH_TEST_NODE_MODULES for the tests).
+install_chclient() {
+	npm_install_pinned "$NODE_MODULES_PARENT" @clickhouse/client "$CH_NODE_CLIENT_VERSION"
 }
 
 install_chdb() {
@@ -190,10 +206,10 @@ main() {
 	[ "$#" -eq 0 ] && set -- all
 	for arg in "$@"; do
 		case "$arg" in
-		all) comps+=(clickhouse zookeeper redis nats dynalite chdb chromium tools) ;;
-		clickhouse | zookeeper | redis | nats | dynalite | chdb | chromium | tools | lint) comps+=("$arg") ;;
-		-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) die "unknown component '$arg' (want all|clickhouse|zookeeper|nats|redis|dynalite|chdb|chromium|tools|lint)" ;;
+		all) comps+=(clickhouse zookeeper redis nats dynalite chclient chdb chromium tools) ;;
+		clickhouse | zookeeper | redis | nats | dynalite | chclient | chdb | chromium | tools | lint) comps+=("$arg") ;;
+		-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) die "unknown component '$arg' (want all|clickhouse|zookeeper|nats|redis|dynalite|chclient|chdb|chromium|tools|lint)" ;;
 		esac
 	done
 	mkdir -p "$WH_CACHE_DIR"

@@ -3,6 +3,7 @@
 
 # Pinned versions. NATS comes from go.mod (the module the project requires).
 DYNALITE_VERSION=4.0.0
+CH_NODE_CLIENT_VERSION=1.23.1
 CHDB_VERSION=26.5.3
 HEY_VERSION=v0.1.5
 GOLANGCI_LINT_VERSION=v2.15.0
@@ -13,6 +14,8 @@ WH_DEPS_DIR="${WH_DEPS_DIR:-${TMPDIR:-/tmp}/wavehouse-deps}"
 CHDB_LIB_DEFAULT="$WH_CACHE_DIR/chdb/$CHDB_VERSION/libchdb.so"
 DYNALITE_BIN_DEFAULT="$WH_CACHE_DIR/dynalite/node_modules/.bin/dynalite"
 NATS_BIN_DEFAULT="$WH_ROOT/bin/nats-server"
+# NODE_MODULES_PARENT holds node_modules with the Node packages the tests run (@clickhouse/client).
+NODE_MODULES_PARENT="$WH_CACHE_DIR/node-clients"
 
 say() { printf '%s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }

@@ -7,7 +7,7 @@
 #   WH_TEST_CLICKHOUSE_ADDR WH_TEST_CLICKHOUSE_HTTP_ADDR WH_TEST_NATS_URL
 #   WH_TEST_REDIS_ADDR WH_TEST_DYNAMODB_ENDPOINT CHDB_LIB_PATH WH_NATS_SERVER_BIN
 #   WH_TEST_ZOOKEEPER_ADDR WH_TEST_CH_CLUSTER_NAME WH_TEST_CH_CLUSTER_ADDRS
-#   WH_TEST_CH_CLUSTER_HTTP_ADDRS
+#   WH_TEST_CH_CLUSTER_HTTP_ADDRS WH_TEST_NODE_MODULES
 #
 # The cluster's address lists are native (resp. HTTP) host:port of each node,
 # shard by shard: s1r1,s1r2,s2r1,s2r2. Every node has remote_servers
@@ -312,6 +312,9 @@ main() {
 
 	local chdb="${CHDB_LIB_PATH:-$CHDB_LIB_DEFAULT}"
 	[ -s "$chdb" ] || say "warning: $chdb is missing; chDB tests will skip (run tests/deps/install.sh chdb)"
+	local node_modules="${WH_TEST_NODE_MODULES:-$NODE_MODULES_PARENT/node_modules}"
+	[ -d "$node_modules/@clickhouse/client" ] \
+		|| say "warning: $node_modules/@clickhouse/client is missing; tests/chclients will skip (run tests/deps/install.sh chclient)"
 	cat >"$STATE/env.sh.tmp" <<ENV
 # Written by tests/deps/start.sh; source it to run tests against the shared servers.
 export WH_TEST_CLICKHOUSE_ADDR=127.0.0.1:$CH_TCP
@@ -321,6 +324,7 @@ export WH_TEST_REDIS_ADDR=127.0.0.1:$REDIS_PORT
 export WH_TEST_DYNAMODB_ENDPOINT=http://127.0.0.1:$DYN_PORT
 export CHDB_LIB_PATH=$chdb
 export WH_NATS_SERVER_BIN=$NATS_BIN
+export WH_TEST_NODE_MODULES=$node_modules
 export WH_TEST_ZOOKEEPER_ADDR=127.0.0.1:$ZK_PORT
 export WH_TEST_CH_CLUSTER_NAME=$CLUSTER_NAME
 export WH_TEST_CH_CLUSTER_ADDRS=$(printf '127.0.0.1:%s,' "${CL_TCP[@]}" | sed 's/,$//')

@@ -124,6 +124,9 @@ func checkMatrix(t *testing.T, g *gateway, callers []caller) {
 	t.Helper()
 	for _, c := range callers {
 		for _, r := range specRoutes {
+			if r.ClickHouse {
+				continue
+			}
 			got := g.call(t, c, r)
 			status, code := c.expect(r)
 			where := "route " + r.Pattern + " as " + c.Name + " (tenant " + c.tenantOf() + ")"

@@ -26,6 +26,10 @@ type specRoute struct {
 	OperatorOnly bool   // only the operator key may call it
 	Path         string // the concrete path called
 	Body         string // the request body, "" for none
+	// ClickHouse marks the ClickHouse HTTP interface's routes (docs/clickhouse.md): their scope
+	// depends on the statement and their errors are ClickHouse's, so the matrix leaves them to
+	// internal/api's ClickHouse tests.
+	ClickHouse bool
 }
 
 // specRoutes is written from docs/tenants.md, not derived from auth.Routes: a drift between the
@@ -45,6 +49,9 @@ var specRoutes = []specRoute{
 	{Pattern: "POST /v1/ops/dlq/{table}/replay", Scope: "admin", Table: tableInPath, Ops: true, Path: "/v1/ops/dlq/events/replay?dry_run=true"},
 	{Pattern: "DELETE /v1/ops/dlq/{table}", Scope: "admin", Table: tableInPath, Ops: true, Path: "/v1/ops/dlq/events"},
 	{Pattern: "POST /v1/ops/settings/reload", Scope: "admin", Ops: true, OperatorOnly: true, Path: "/v1/ops/settings/reload"},
+	{Pattern: "GET /{$}", Table: tableInSQL, Path: "/", ClickHouse: true},
+	{Pattern: "POST /{$}", Table: tableInSQL, Path: "/", ClickHouse: true},
+	{Pattern: "GET /ping", Path: "/ping", ClickHouse: true},
 }
 
 // method returns the HTTP method of the route.
@@ -73,7 +80,8 @@ func TestRoutesMatchSpec(t *testing.T) {
 	}
 	for _, r := range specRoutes {
 		rule := rules[r.Pattern]
-		if string(rule.Scope) != r.Scope || rule.Ops != r.Ops || rule.OperatorOnly != r.OperatorOnly || (rule.TableParam != "") != (r.Table == tableInPath) {
+		if string(rule.Scope) != r.Scope || rule.Ops != r.Ops || rule.OperatorOnly != r.OperatorOnly || (rule.TableParam != "") != (r.Table == tableInPath) ||
+			(rule.ClickHouse || rule.Public) != r.ClickHouse {
 			t.Errorf("route %s: auth rule %+v, docs/tenants.md says scope %s, table check %d, ops %t, operator only %t",
 				r.Pattern, rule, r.Scope, r.Table, r.Ops, r.OperatorOnly)
 		}

@@ -9,8 +9,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 
 	"github.com/wavehouse/wavehouse/internal/httpx"
 )
@@ -23,6 +26,8 @@ const (
 	formatNDJSON
 	formatCSV
 	formatTSV
+	// formatJSONCompact is ClickHouse's JSONCompactEachRow: one JSON array per row.
+	formatJSONCompact
 )
 
 // headerMode says whether the first record of a CSV or TSV body names the columns.
@@ -40,6 +45,8 @@ type bodyFormat struct {
 	header headerMode
 	// sep is the field delimiter of CSV and TSV.
 	sep byte
+	// types says a record of type names follows the header (ClickHouse's …WithNamesAndTypes).
+	types bool
 }
 
 // parseMediaType maps a Content-Type to a format, ignoring case and, for JSON, every parameter.
@@ -96,6 +103,9 @@ const (
 	encIdentity encoding = iota + 1
 	encGzip
 	encZstd
+	encLZ4
+	encDeflate
+	encBrotli
 )
 
 func parseEncoding(ce string) (encoding, bool) {
@@ -107,6 +117,12 @@ func parseEncoding(ce string) (encoding, bool) {
 		return encGzip, true
 	case strings.EqualFold(ce, "zstd"):
 		return encZstd, true
+	case strings.EqualFold(ce, "lz4"):
+		return encLZ4, true
+	case strings.EqualFold(ce, "deflate"):
+		return encDeflate, true
+	case strings.EqualFold(ce, "br"):
+		return encBrotli, true
 	}
 	return 0, false
 }
@@ -179,6 +195,8 @@ func readBody(enc encoding, raw *bodyReader, limit int64, buf []byte) ([]byte, *
 			zd.Close()
 		}
 		return finish(out, over, "zstd", raw, limit, err)
+	case encLZ4, encDeflate, encBrotli:
+		return readStream(enc, raw, limit, buf)
 	}
 	out, over, err := readLimited(raw, limit, buf)
 	if over {
@@ -188,6 +206,31 @@ func readBody(enc encoding, raw *bodyReader, limit int64, buf []byte) ([]byte, *
 		return out, readErr(err, limit)
 	}
 	return out, nil
+}
+
+// readStream decodes the encodings that are rare enough to go without a pool of decoders: lz4
+// (the LZ4 frame format, as ClickHouse's HTTP interface reads Content-Encoding: lz4), deflate
+// (zlib, RFC 1950, as HTTP and ClickHouse mean it) and br (Brotli).
+func readStream(enc encoding, raw *bodyReader, limit int64, buf []byte) ([]byte, *httpx.Error) {
+	var (
+		r    io.Reader
+		name string
+	)
+	switch enc {
+	case encLZ4:
+		r, name = lz4.NewReader(raw), "lz4"
+	case encDeflate:
+		zr, err := zlib.NewReader(raw)
+		if err != nil {
+			return buf, compressedErr("deflate", raw, limit, err)
+		}
+		defer func() { _ = zr.Close() }()
+		r, name = zr, "deflate"
+	default:
+		r, name = brotli.NewReader(raw), "br"
+	}
+	out, over, err := readLimited(r, limit, buf)
+	return finish(out, over, name, raw, limit, err)
 }
 
 func finish(out []byte, over bool, name string, raw *bodyReader, limit int64, err error) ([]byte, *httpx.Error) {

@@ -21,6 +21,9 @@ const (
 	CodeMalformedCSV         = "ingest.malformed_csv"
 	CodeMalformedTSV         = "ingest.malformed_tsv"
 	CodeInvalidRows          = "ingest.invalid_rows"
+	CodeInvalidColumns       = "ingest.invalid_columns"
+	CodeTypesMismatch        = "ingest.types_mismatch"
+	CodeMalformedHeader      = "ingest.malformed_header"
 )
 
 // The row error codes this package adds to chtype's value codes. They are part of the HTTP API.
@@ -34,6 +37,8 @@ const (
 	// RowFieldCount is a CSV or TSV record whose field count differs from the header's (or,
 	// without a header, from the table's insertable columns).
 	RowFieldCount = "field_count"
+	// RowNotAnArray is a JSONCompactEachRow row that is not a JSON array.
+	RowNotAnArray = "not_an_array"
 )
 
 // acceptedMediaTypes is never modified; AcceptedMediaTypes hands out copies.
@@ -46,7 +51,9 @@ var acceptedMediaTypes = []string{
 func AcceptedMediaTypes() []string { return append([]string(nil), acceptedMediaTypes...) }
 
 // AcceptedEncodings returns the Content-Encodings Parse accepts.
-func AcceptedEncodings() []string { return []string{"identity", "gzip", "zstd"} }
+func AcceptedEncodings() []string {
+	return []string{"identity", "gzip", "zstd", "lz4", "deflate", "br"}
+}
 
 func fail(status int, code, format string, args ...any) *httpx.Error {
 	return &httpx.Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
@@ -68,7 +75,7 @@ func badMediaParam(ct, why string) *httpx.Error {
 
 func unsupportedEncoding(ce string) *httpx.Error {
 	e := fail(http.StatusUnsupportedMediaType, CodeUnsupportedEncoding,
-		"content encoding %q is not supported; send one of identity, gzip, zstd", excerpt(ce, 64))
+		"content encoding %q is not supported; send one of %s", excerpt(ce, 64), strings.Join(AcceptedEncodings(), ", "))
 	e.Details = map[string][]string{"accepted": AcceptedEncodings()}
 	return e
 }
@@ -113,6 +120,25 @@ func malformedText(f format, row, line, off int, msg string) *httpx.Error {
 	}
 	e := fail(http.StatusBadRequest, code, "malformed %s in row %d (line %d) at byte offset %d: %s", name, row, line, off, msg)
 	e.Details = map[string]int{"row": row, "line": line, "offset": off}
+	return e
+}
+
+// invalidColumns refuses an INSERT column list (Options.Columns), naming every problem.
+func invalidColumns(problems []string) *httpx.Error {
+	e := fail(http.StatusBadRequest, CodeInvalidColumns, "the column list cannot be used: %s", strings.Join(problems, "; "))
+	e.Details = map[string][]string{"problems": problems}
+	return e
+}
+
+// malformedHeader refuses a names or types record that cannot be read.
+func malformedHeader(msg string) *httpx.Error {
+	return fail(http.StatusBadRequest, CodeMalformedHeader, "%s", msg)
+}
+
+// typesMismatch refuses a …WithNamesAndTypes body whose types record disagrees with the table.
+func typesMismatch(problems []string) *httpx.Error {
+	e := fail(http.StatusBadRequest, CodeTypesMismatch, "the types in the body differ from the table's: %s", strings.Join(problems, "; "))
+	e.Details = map[string][]string{"problems": problems}
 	return e
 }
 

@@ -12,18 +12,9 @@ import (
 // rowsPool caches validation scratch space between calls; see the note on bufPool.
 var rowsPool = sync.Pool{New: func() any { return new(rows) }}
 
-// Parse reads one ingest request body and validates every row against cols, the table's
-// columns in table order. On success it returns the accepted rows encoded as payload segments
-// and, with opt.Partial, the rejected rows' errors. Without opt.Partial any invalid row makes
-// Parse return a 400 ingest.invalid_rows error listing the row errors, and nothing is accepted.
-// Every other failure is a 4xx *httpx.Error described in the package documentation. Parse reads
-// body until EOF, a read error or one byte past the limit; it does not close it.
-func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
+// parseBody is Parse and ParseFormat once the format is known.
+func parseBody(f bodyFormat, contentEncoding string, body io.Reader, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
 	lim = lim.withDefaults()
-	f, herr := parseMediaType(contentType)
-	if herr != nil {
-		return Result{}, herr
-	}
 	enc, ok := parseEncoding(contentEncoding)
 	if !ok {
 		return Result{}, unsupportedEncoding(contentEncoding)
@@ -45,6 +36,9 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 		return Result{}, herr
 	}
 	p.reset(cols, lim.MaxErrors)
+	if herr := p.setColumns(opt.Columns); herr != nil {
+		return Result{}, herr
+	}
 	p.setPolicy(opt.Policy)
 	p.out = make([]byte, 0, outCap(f.kind, len(data)))
 	total, herr := p.split(f, data, lim.MaxRows)
@@ -99,8 +93,11 @@ func (p *rows) segments() []payload.Segment {
 
 // split walks the top level of the body, handing each row to p, and returns the row count.
 func (p *rows) split(f bodyFormat, b []byte, maxRows int) (int, *httpx.Error) {
-	if f.kind == formatCSV || f.kind == formatTSV {
+	switch f.kind {
+	case formatCSV, formatTSV:
 		return p.splitText(f, b, maxRows)
+	case formatJSONCompact:
+		return p.splitCompact(f, b, maxRows)
 	}
 	i := skipSpace(b, 0)
 	if i >= len(b) {

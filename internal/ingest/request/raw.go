@@ -1,6 +1,7 @@
 package request
 
 import (
+	"bytes"
 	"io"
 
 	"github.com/wavehouse/wavehouse/internal/httpx"
@@ -26,4 +27,20 @@ func ReadRaw(body io.Reader, sizeHint int64, lim Limits) ([]byte, *httpx.Error) 
 		return nil, readErr(err, lim.MaxBodyBytes)
 	}
 	return out, nil
+}
+
+// Decode returns body, as sent with contentEncoding, decompressed and bounded like Parse bounds
+// it: for a caller that must read the decompressed bytes itself (a ClickHouse statement in the
+// body before its data). The result is then parsed with encoding identity.
+func Decode(contentEncoding string, body []byte, lim Limits) ([]byte, *httpx.Error) {
+	lim = lim.withDefaults()
+	enc, ok := parseEncoding(contentEncoding)
+	if !ok {
+		return nil, unsupportedEncoding(contentEncoding)
+	}
+	if enc == encIdentity {
+		return body, nil
+	}
+	src := &bodyReader{r: bytes.NewReader(body), n: lim.MaxBodyBytes + 1}
+	return readBody(enc, src, lim.MaxBodyBytes, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wavehouse/wavehouse/internal/chtype"
+	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/policy"
 	"github.com/wavehouse/wavehouse/internal/store"
 )
@@ -51,6 +52,11 @@ type rows struct {
 	out  []byte
 	segs []segment
 	last int
+
+	// list holds the column indexes of Options.Columns in their order and listed marks them;
+	// both are empty without a column list.
+	list   []int
+	listed []bool
 
 	// line is the body line of the current CSV or TSV row, 0 for JSON.
 	line int
@@ -106,6 +112,7 @@ func (p *rows) reset(cols []store.Column, maxErrors int) {
 	p.last = 0
 	p.maxErrors = maxErrors
 	p.line = 0
+	p.list, p.listed = p.list[:0], p.listed[:0]
 	p.text.reset()
 	p.errs = nil
 	p.errCount, p.rowErrs, p.accepted, p.rejected = 0, 0, 0, 0
@@ -267,6 +274,8 @@ func (p *rows) field(row int, key, val []byte) {
 	}
 	col := &p.cols[c]
 	switch {
+	case !p.inList(c):
+		p.notListed(row, col)
 	case !col.writable:
 		p.notWritable(row, col)
 	case p.stamp[c] == p.gen:
@@ -282,6 +291,48 @@ func (p *rows) unknownColumn(row int, key []byte) {
 		name := excerptBytes(key, 64)
 		return name, fmt.Sprintf("column %q does not exist in the table", name)
 	})
+}
+
+// inList reports whether column c may be given: always without a column list.
+func (p *rows) inList(c int) bool { return len(p.listed) == 0 || p.listed[c] }
+
+func (p *rows) notListed(row int, col *column) {
+	p.fail(row, RowUnknownColumn, func() (string, string) {
+		return col.name, fmt.Sprintf("column %q is not in the INSERT's column list", col.name)
+	})
+}
+
+// setColumns installs the column list of Options.Columns, refusing a name that is not an
+// insertable column of the table or that repeats.
+func (p *rows) setColumns(names []string) *httpx.Error {
+	if names == nil {
+		return nil
+	}
+	p.listed = resize(p.listed, len(p.cols))
+	clear(p.listed)
+	var bad []string
+	for _, n := range names {
+		c := p.lookup([]byte(n))
+		switch {
+		case c < 0:
+			bad = append(bad, fmt.Sprintf("column %q does not exist in the table", excerpt(n, 64)))
+		case !p.cols[c].writable:
+			bad = append(bad, fmt.Sprintf("column %q is %s and cannot be inserted", n, p.cols[c].kind))
+		case p.listed[c]:
+			bad = append(bad, fmt.Sprintf("column %q is listed more than once", n))
+		default:
+			p.listed[c] = true
+			p.list = append(p.list, c)
+		}
+	}
+	p.hint = 0
+	if len(bad) > 0 {
+		return invalidColumns(bad)
+	}
+	if len(names) == 0 {
+		return invalidColumns([]string{"the column list is empty"})
+	}
+	return nil
 }
 
 func (p *rows) notWritable(row int, col *column) {

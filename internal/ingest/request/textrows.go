@@ -14,6 +14,7 @@ const (
 	hdrUnknown
 	hdrNotWritable
 	hdrDuplicate
+	hdrNotListed
 )
 
 // textState is the per-request scratch of CSV and TSV decoding; it lives in the pooled rows.
@@ -69,9 +70,20 @@ func (p *rows) splitText(f bodyFormat, b []byte, maxRows int) (int, *httpx.Error
 		if t.fields, serr = s.record(t.fields[:0]); serr != nil {
 			return 0, malformedText(f.kind, 0, 1, serr.off, serr.msg)
 		}
-		t.decodeNames(b, s.tsv)
+		t.names = t.decodeFields(t.names[:0], b, s.tsv)
 		if f.header == headerPresent || p.allColumns(t.names) {
 			p.mapHeader()
+			if f.types {
+				if s.atEnd() {
+					return 0, malformedHeader("the body ends before its types record")
+				}
+				if t.fields, serr = s.record(t.fields[:0]); serr != nil {
+					return 0, malformedText(f.kind, 0, 2, serr.off, serr.msg)
+				}
+				if herr := p.checkTypes(t.decodeFields(nil, b, s.tsv)); herr != nil {
+					return 0, herr
+				}
+			}
 		} else {
 			s.i, s.line = 0, 1
 			p.mapTable()
@@ -96,9 +108,8 @@ func (p *rows) splitText(f bodyFormat, b []byte, maxRows int) (int, *httpx.Error
 	return n, nil
 }
 
-// decodeNames sets t.names to the decoded fields of the header record.
-func (t *textState) decodeNames(b []byte, tsv bool) {
-	t.names = t.names[:0]
+// decodeFields appends the decoded fields of the current record (a header) to dst.
+func (t *textState) decodeFields(dst [][]byte, b []byte, tsv bool) [][]byte {
 	for _, f := range t.fields {
 		raw := b[f.start:f.end]
 		switch {
@@ -108,8 +119,9 @@ func (t *textState) decodeNames(b []byte, tsv bool) {
 		default:
 			raw = appendCSVUnquote(nil, raw)
 		}
-		t.names = append(t.names, raw)
+		dst = append(dst, raw)
 	}
+	return dst
 }
 
 // allColumns reports whether every name is a column of the table: the header=auto rule.
@@ -134,6 +146,8 @@ func (p *rows) mapHeader() {
 		switch {
 		case c < 0:
 			st = hdrUnknown
+		case !p.inList(c):
+			st = hdrNotListed
 		case !p.cols[c].writable:
 			st = hdrNotWritable
 		case p.stamp[c] == p.gen:
@@ -145,9 +159,16 @@ func (p *rows) mapHeader() {
 	}
 }
 
-// mapTable maps the fields of a body without a header to the insertable columns in table order.
+// mapTable maps the fields of a body without a header to the INSERT's column list, or to the
+// insertable columns in table order.
 func (p *rows) mapTable() {
 	t := &p.text
+	if len(p.listed) > 0 {
+		for _, c := range p.list {
+			t.cols, t.bad = append(t.cols, c), append(t.bad, hdrOK)
+		}
+		return
+	}
 	for c := range p.cols {
 		if p.cols[c].writable {
 			t.cols, t.bad = append(t.cols, c), append(t.bad, hdrOK)
@@ -184,6 +205,9 @@ func (p *rows) textRow(row, line int, b []byte, tsv bool) {
 			continue
 		case hdrDuplicate:
 			p.duplicateColumn(row, &p.cols[c])
+			continue
+		case hdrNotListed:
+			p.notListed(row, &p.cols[c])
 			continue
 		}
 		col := &p.cols[c]

@@ -53,6 +53,13 @@ type Options struct {
 	// a row giving another value there is refused (row code forced_column), and a row the
 	// policy does not match is refused (row code policy_violation).
 	Policy InsertPolicy
+	// Columns, when not nil, is the column list of a ClickHouse INSERT: the columns the body
+	// gives. A body without a header (CSV, TSV, JSON compact rows) gives them in this order
+	// instead of every insertable column in table order; a JSON object key or header name
+	// outside the list is refused (unknown_column); the columns left out take their defaults
+	// as if omitted. Every name must be an insertable column of the table, once, else the
+	// request is refused (400 ingest.invalid_columns).
+	Columns []string
 }
 
 // InsertPolicy is what an end user's role forces and checks on the rows it inserts (a
