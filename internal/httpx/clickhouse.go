@@ -125,10 +125,8 @@ var exceptionByCode = map[string]Exception{
 	"query.limit_exceeded":               ExcTooManyRows,
 	"query.canceled":                     ExcQueryWasCancelled,
 	"query.invalid_request":              ExcBadArguments,
-	"query.readonly":                     ExcReadonly,
-	"query.not_implemented":              ExcNotImplemented,
-	"query.unknown_format":               ExcUnknownFormat,
-	"query.unknown_setting":              ExcUnknownSetting,
+	"clickhouse.unknown_setting":         ExcUnknownSetting,
+	"clickhouse.bad_setting":             ExcBadArguments,
 }
 
 // exceptionByPrefix is the fallback of exceptionByCode, by the part of a code before its dot.

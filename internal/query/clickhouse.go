@@ -94,7 +94,7 @@ func parseCHSettings(v url.Values, r *chRequest) error {
 			continue
 		}
 		bad := func(format string, a ...any) error {
-			return &chRefusal{exc: httpx.ExcBadArguments, code: "query.invalid_request",
+			return &chRefusal{exc: httpx.ExcBadArguments, code: "clickhouse.bad_setting",
 				msg: fmt.Sprintf("setting %s: "+format, append([]any{name}, a...)...)}
 		}
 		switch name {
@@ -124,21 +124,21 @@ func parseCHSettings(v url.Values, r *chRequest) error {
 			r.format.revision = min(n, ServerRevision)
 		case "readonly":
 			if val != "1" && val != "2" {
-				return &chRefusal{exc: httpx.ExcReadonly, code: "query.readonly",
+				return &chRefusal{exc: httpx.ExcReadonly, code: "clickhouse.readonly",
 					msg: fmt.Sprintf("Cannot modify 'readonly' setting in readonly mode: WaveHouse's ClickHouse interface runs every statement with readonly = 1, so readonly = %s cannot be set", val)}
 			}
 		case "result_overflow_mode", "timeout_overflow_mode":
 			if val != "throw" {
-				return &chRefusal{exc: httpx.ExcNotImplemented, code: "query.not_implemented",
+				return &chRefusal{exc: httpx.ExcNotImplemented, code: "clickhouse.not_implemented",
 					msg: fmt.Sprintf("setting %s = %s is not supported: WaveHouse's limits always throw", name, val)}
 			}
 		case "compress":
 			if b, _ := parseCHBool(val); b {
-				return &chRefusal{exc: httpx.ExcNotImplemented, code: "query.not_implemented",
+				return &chRefusal{exc: httpx.ExcNotImplemented, code: "clickhouse.not_implemented",
 					msg: "setting compress = 1 (ClickHouse's block compression of the response) is not supported by WaveHouse's ClickHouse interface; read uncompressed, or with HTTP compression"}
 			}
 		default:
-			return &chRefusal{exc: httpx.ExcUnknownSetting, code: "query.unknown_setting",
+			return &chRefusal{exc: httpx.ExcUnknownSetting, code: "clickhouse.unknown_setting",
 				msg: fmt.Sprintf("Unknown setting %s: WaveHouse's ClickHouse interface honours max_result_rows, max_execution_time, output_format_json_quote_64bit_integers, readonly, client_protocol_version and param_<name>, and ignores the client and transport settings listed in docs/clickhouse.md#reads", name)}
 		}
 	}
@@ -184,7 +184,7 @@ func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, te
 	}
 	kind, ok := chFormatNames[name]
 	if !ok {
-		resp.writeError(w, &chRefusal{exc: httpx.ExcUnknownFormat, code: "query.unknown_format",
+		resp.writeError(w, &chRefusal{exc: httpx.ExcUnknownFormat, code: "clickhouse.unknown_format",
 			msg: fmt.Sprintf("Unknown output format %s: WaveHouse's ClickHouse interface writes %s", name, chFormatList())})
 		return
 	}
@@ -215,15 +215,15 @@ func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, te
 // refuseStatement refuses what is not a read, naming the statement.
 func refuseStatement(sql string) error {
 	if strings.TrimSpace(sql) == "" {
-		return &chRefusal{exc: httpx.ExcSyntaxError, code: "query.rejected", msg: "Empty query"}
+		return &chRefusal{exc: httpx.ExcSyntaxError, code: "clickhouse.syntax_error", msg: "Empty query"}
 	}
 	kw := sqlscan.LeadingKeyword(sql)
 	switch {
 	case kw == "INSERT":
-		return &chRefusal{exc: httpx.ExcNotImplemented, code: "query.not_implemented",
+		return &chRefusal{exc: httpx.ExcNotImplemented, code: "clickhouse.not_implemented",
 			msg: "this INSERT is not supported by WaveHouse's ClickHouse interface: only INSERT INTO [db.]table [(columns)] [SETTINGS …] FORMAT <format> with the data in the body is (INSERT … SELECT and INSERT … VALUES are not)"}
 	case sqlscan.IsWriteKeyword(kw):
-		return &chRefusal{exc: httpx.ExcReadonly, code: "query.readonly",
+		return &chRefusal{exc: httpx.ExcReadonly, code: "clickhouse.readonly",
 			msg: fmt.Sprintf("Cannot execute query in readonly mode: %s is not supported by WaveHouse's ClickHouse interface, which runs reads (SELECT, WITH, SHOW, DESCRIBE, EXISTS, EXPLAIN) and INSERT … FORMAT", kw)}
 	}
 	return nil
