@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 
@@ -114,7 +115,10 @@ func (f *fixture) do(t *testing.T, method, path, token string, hdr ...string) re
 	f.mux.ServeHTTP(w, r)
 	res := response{status: w.Code, header: w.Header()}
 	if w.Code == http.StatusOK {
-		if err := json.Unmarshal(w.Body.Bytes(), &res.principal); err != nil {
+		// UseNumber: the claims come back as the principal held them, not as float64s.
+		dec := json.NewDecoder(bytes.NewReader(w.Body.Bytes()))
+		dec.UseNumber()
+		if err := dec.Decode(&res.principal); err != nil {
 			t.Fatalf("%s %s: %v: %s", method, path, err, w.Body.String())
 		}
 	} else if err := json.Unmarshal(w.Body.Bytes(), &res.body); err != nil {

@@ -32,7 +32,10 @@ func (a *Authenticator) verifyJWT(ctx context.Context, token string) (Principal,
 	cfg := tenant.JWT
 	claims := jwt.MapClaims{}
 	p := jwt.NewParser(jwt.WithValidMethods([]string{"HS256", "RS256", "ES256"}), jwt.WithIssuer(cfg.Issuer),
-		jwt.WithAudience(cfg.Audience), jwt.WithLeeway(cfg.Leeway), jwt.WithExpirationRequired(), jwt.WithTimeFunc(a.now))
+		jwt.WithAudience(cfg.Audience), jwt.WithLeeway(cfg.Leeway), jwt.WithExpirationRequired(), jwt.WithTimeFunc(a.now),
+		// Numbers stay the token's literals (json.Number): a claim above 2^53 bound into a row
+		// filter must not become its float64 neighbour.
+		jwt.WithJSONNumber())
 	_, err := p.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) { return a.verificationKeys(ctx, tenant, t) })
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):

@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -246,6 +247,26 @@ func TestJWTOrigin(t *testing.T) {
 		r := f.do(t, "POST", "/v1/query", c.token, "Origin", c.origin)
 		if r.status != c.status || (c.status == 403 && r.body["code"] != "auth.origin_not_allowed") {
 			t.Errorf("Origin %q: got %d %v, want %d", c.origin, r.status, r.body, c.status)
+		}
+	}
+}
+
+// TestJWTNumericClaimsStayExact checks that a numeric claim reaches the policies as the token's
+// literal: an integer above 2^53 read as a float64 would bind a neighbouring value
+// (9007199254740993 → 9007199254740992) into a row filter.
+func TestJWTNumericClaimsStayExact(t *testing.T) {
+	f, k := newJWTFixture(t)
+	const big = "9007199254740993"
+	r := f.do(t, "POST", "/v1/query", sign(t, jwt.SigningMethodHS256, "", k.acmeHS, f.claims(func(c jwt.MapClaims) {
+		c["org_id"], c["ratio"] = json.Number(big), json.Number("0.1")
+	})))
+	if r.status != 200 {
+		t.Fatalf("got %d %v, want 200", r.status, r.body)
+	}
+	for claim, want := range map[string]string{"org_id": big, "ratio": "0.1"} {
+		got, err := json.Marshal(r.principal.Claims[claim])
+		if err != nil || string(got) != want {
+			t.Errorf("claim %s reaches the policy as %s (%v), want %s", claim, got, err, want)
 		}
 	}
 }

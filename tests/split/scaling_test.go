@@ -12,6 +12,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/testutil/knob"
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
+	"github.com/wavehouse/wavehouse/internal/testutil/splitdeploy"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
@@ -58,11 +59,14 @@ func TestClusterIngestScaling(t *testing.T) {
 			// The processes boot together (each waits for its own /readyz), so that none drains
 			// the backlog alone while the others boot.
 			start := time.Now()
-			var wg sync.WaitGroup
-			for i := range n {
-				wg.Go(func() { startProc(t, b, fmt.Sprintf("ingest-%d", i+1), "ingest") })
+			procs := make([]*splitdeploy.Proc, n)
+			for i := range procs {
+				procs[i] = splitdeploy.Prepare(t, binaryPath, b.Backends, fmt.Sprintf("ingest-%d", i+1), "ingest")
+				procs[i].Process.Launch(t)
 			}
-			wg.Wait()
+			for _, p := range procs {
+				p.WaitReady(t)
+			}
 			booted := time.Since(start)
 			var first time.Duration
 			poll.Until(t, 10*time.Minute, "every accepted row in the Distributed tables", func() bool {

@@ -230,6 +230,17 @@ type Proc struct {
 // answers 200.
 func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	t.Helper()
+	p := Prepare(t, binary, b, name, role)
+	p.Process.Start(t)
+	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
+	return p
+}
+
+// Prepare writes the config of one process of the deployment into a fresh directory and returns
+// the process, not started. Processes booted together are launched one after another
+// (p.Process.Launch) and then waited for with WaitReady, all from the test's goroutine.
+func Prepare(t testing.TB, binary string, b *Backends, name, role string) *Proc {
+	t.Helper()
 	dir := t.TempDir()
 	p := &Proc{
 		Name: name, Role: role,
@@ -242,12 +253,18 @@ func Start(t testing.TB, binary string, b *Backends, name, role string) *Proc {
 	}
 	// Registered before the process's own cleanup, so it reads the log once the process stopped.
 	t.Cleanup(func() { checkNoPermissionViolation(t, name, filepath.Join(dir, "wavehouse.log")) })
-	p.Process = gatewaybin.StartProcess(t, gatewaybin.ProcessConfig{
+	p.Process = gatewaybin.NewProcess(t, gatewaybin.ProcessConfig{
 		Name: name, Binary: binary, Args: []string{"serve", "--config", cfgPath},
 		Dir: dir, LogPath: filepath.Join(dir, "wavehouse.log"), ListenAddrs: true, ReadyTimeout: ReadyTimeout, StopTimeout: 30 * time.Second,
 	})
-	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 	return p
+}
+
+// WaitReady waits until a launched process's /readyz answers 200 and records its addresses.
+func (p *Proc) WaitReady(t testing.TB) {
+	t.Helper()
+	p.Process.WaitReady(t)
+	p.API, p.Ops = p.Process.APIURL(), p.Process.OpsURL()
 }
 
 // OperatorKey returns the operator key an api process generated in its data_dir at first boot
