@@ -67,7 +67,7 @@ func TestNativeBadDataNamesRowAndColumn(t *testing.T) {
 		col  string
 	}{
 		{"enum value in an array", nativeBlock(3, testCol{"id", "UInt8", []byte{1, 2, 3}},
-			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(1, 1, 3), 1, 1, 9)}), ErrMalformed, 2 + 2, "a"},
+			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(3, 3, 4), 1, 1, 1, 9)}), ErrMalformed, 2 + 2, "a"},
 		{"null flag", nativeBlock(2, testCol{"id", "UInt8", []byte{1, 2}},
 			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(0, 1), 1)}, testCol{"n", "Nullable(UInt8)", []byte{0, 2, 0, 0}}), ErrMalformed, 2 + 1, "n"},
 		{"columns differ from the first block", nativeBlock(1, testCol{"id", "UInt16", []byte{1, 0}},
@@ -193,5 +193,16 @@ func TestConformIgnoresOnlyWhatBytesDoNotCarry(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%s as %s (RowBinary %v): %v", c.body, c.want, c.rowBinary, err)
 		}
+	}
+}
+
+// TestZeroRowBlocksCarryNoData: a header-only block (columns, no rows) has no column data, not
+// even a LowCardinality prefix; the next block follows at once.
+func TestZeroRowBlocksCarryNoData(t *testing.T) {
+	body := nativeBlock(0, testCol{"lc", "LowCardinality(String)", nil})
+	body = append(body, nativeBlock(1, testCol{"lc", "LowCardinality(String)", lcColumn([]string{"", "k"}, 1)})...)
+	d, err := DecodeNative(body, 0, nil)
+	if err != nil || d.Rows != 1 || string(d.JSON) != "[\"k\"]\n" || len(d.Names) != 1 {
+		t.Fatalf("%+v %v", d, err)
 	}
 }
