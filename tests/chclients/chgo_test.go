@@ -114,12 +114,13 @@ func TestClickHouseGoHTTP(t *testing.T) {
 	})
 
 	// PrepareBatch asks the server for the table's columns (DESCRIBE TABLE) unless the caller
-	// names their types (WithColumnNamesAndTypes); both ways are run.
+	// names their types (WithColumnNamesAndTypes). The gateway passes DESCRIBE to the store,
+	// and ClickHouse 18.16 answers it with 5 columns where clickhouse-go scans 7, so over an
+	// 18.16 store only the typed way works (docs/clickhouse.md, "What differs").
 	batchCtxs := []struct {
 		name string
 		ctx  func() context.Context
 	}{
-		{"described", func() context.Context { return ctx }},
 		{"typed", func() context.Context {
 			return clickhouse.Context(ctx, clickhouse.WithColumnNamesAndTypes([]clickhouse.ColumnNameAndType{
 				{Name: "id", Type: "String"}, {Name: "n", Type: "UInt32"}, {Name: "level", Type: "Enum8('info' = 1, 'warn' = 2)"},

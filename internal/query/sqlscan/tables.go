@@ -57,10 +57,35 @@ func Tables(sql string) (tables []Table, sure bool) {
 		return nil, false
 	}
 	first := leadingKeyword(stmt)
+	if first >= 0 && (stmt[first].is("DESCRIBE") || stmt[first].is("DESC")) {
+		return describedTable(stmt[first+1:])
+	}
 	if first < 0 || !(stmt[first].is("SELECT") || stmt[first].is("WITH")) {
 		return nil, false
 	}
 	return scanTables(stmt)
+}
+
+// describedTable reads the table of "DESCRIBE [TABLE] [db.]t" (what clickhouse-go sends before
+// a batch insert) from the tokens after DESCRIBE: sure only for one plain name and nothing
+// after it but a FORMAT clause (a subquery or a table function is left unsure).
+func describedTable(toks []token) ([]Table, bool) {
+	i := 0
+	if i < len(toks) && toks[i].is("TABLE") {
+		i++
+	}
+	s := &tableScan{toks: toks, sure: true, seen: map[Table]bool{}}
+	next, ok := s.ref(i)
+	if !ok || !s.sure || len(s.seen) != 1 {
+		return nil, false
+	}
+	if next < len(toks) && !(toks[next].is("FORMAT") && next+2 >= len(toks)) && !toks[next].isPunct(";") {
+		return nil, false
+	}
+	for t := range s.seen {
+		return []Table{t}, true
+	}
+	return nil, false
 }
 
 // scanTables finds the tables the tokens of a SELECT (or of the SELECT part of a statement)

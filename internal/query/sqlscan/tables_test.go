@@ -47,7 +47,7 @@ func TestTables(t *testing.T) {
 		{"SELECT * FROM", nil, false},
 		{"SELECT * FROM 'x'", nil, false},
 		{"SHOW TABLES", nil, false},
-		{"DESCRIBE t", nil, false},
+		{"DESCRIBE (SELECT 1)", nil, false}, // DESCRIBE [TABLE] t: TestTablesOfDescribe
 		{"INSERT INTO t SELECT * FROM s", nil, false},
 		{"SELECT * FROM t; SELECT * FROM u", nil, false},
 		{"SELECT 'unterminated FROM t", nil, false},
