@@ -227,19 +227,33 @@ type readServer func(w http.ResponseWriter, r *http.Request, tenant string, targ
 // whether the caller's key is checked against the tables the SQL reads.
 func (a *API) read(serve readServer, confined func(auth.Principal) bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tenant := a.tenant(r)
-		target, ok := a.target(w, tenant)
-		if !ok {
-			return
-		}
-		release, ok := a.querySlot(w, r, tenant)
-		if !ok {
+		tenant, target, release, herr := a.admitRead(w, r)
+		if herr != nil {
+			httpx.WriteError(w, *herr)
 			return
 		}
 		defer release()
 		p, _ := auth.FromContext(r.Context())
 		serve(w, r, tenant, target, a.access(r.Context(), p, target, confined(p)))
 	}
+}
+
+// admitRead resolves a read's tenant and target and takes one of the tenant's concurrent-query
+// slots (setting the RateLimit headers when none is free); the caller answers the error in its
+// route's form and calls release when done.
+func (a *API) admitRead(w http.ResponseWriter, r *http.Request) (string, store.Target, func(), *httpx.Error) {
+	tenant := a.tenant(r)
+	target, herr := a.targetOf(tenant)
+	if herr != nil {
+		return "", store.Target{}, nil, herr
+	}
+	release, d := a.deps.Limits.AcquireQuery(r.Context(), tenant)
+	if !d.Allowed {
+		limits.WriteHeaders(w, d)
+		e := limits.RejectError(d)
+		return "", store.Target{}, nil, &e
+	}
+	return tenant, target, release, nil
 }
 
 // queryConfined: a tenant key reads only its own database's tables, named plainly (and only the
@@ -249,16 +263,6 @@ func queryConfined(p auth.Principal) bool { return !p.Anonymous }
 // pipeConfined: pipes are the operator's SQL, so only a key restricted to tables is checked
 // against them.
 func pipeConfined(p auth.Principal) bool { return len(p.Tables) > 0 }
-
-// querySlot takes one of the tenant's concurrent-query slots, answering 429 when none is free.
-func (a *API) querySlot(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {
-	release, d := a.deps.Limits.AcquireQuery(r.Context(), tenant)
-	if !d.Allowed {
-		limits.Reject(w, d)
-		return nil, false
-	}
-	return release, true
-}
 
 // retention is how long tenant's Idempotency-Keys are remembered.
 func (a *API) retention(tenant string) time.Duration {

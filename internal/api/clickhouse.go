@@ -178,21 +178,16 @@ func clickhouseSettings(q url.Values, clause []chsql.Setting) url.Values {
 }
 
 // clickhouseRead serves every statement that is not an INSERT, for a key with the query scope.
-// The reads are served by the query service's ClickHouse interface (wired at the W14 merge);
-// until then they are refused ClickHouse-style.
+// The query service's ClickHouse interface serves them, under the same admission as /v1/query.
 func (a *API) clickhouseRead(w http.ResponseWriter, r *http.Request, st clickhouseStatement) {
 	p, _ := auth.FromContext(r.Context())
 	if e := auth.Check(p, auth.ScopeQuery, ""); e != nil {
 		writeCH(w, r, *e)
 		return
 	}
-	tenant := a.tenant(r)
-	target, ok := a.target(w, tenant)
-	if !ok {
-		return
-	}
-	release, ok := a.querySlot(w, r, tenant)
-	if !ok {
+	tenant, target, release, herr := a.admitRead(w, r)
+	if herr != nil {
+		writeCH(w, r, *herr)
 		return
 	}
 	defer release()
