@@ -2,7 +2,6 @@ package tenants_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -132,10 +131,7 @@ func (g *gateway) call(t *testing.T, c caller, r specRoute) gatewaybin.Response 
 	if r.Body != "" {
 		body = []byte(strings.ReplaceAll(r.Body, "{otherdb}", c.otherDatabase()))
 	}
-	token, hdr := c.Token, []string(nil)
-	if r.Basic && token != "" {
-		token, hdr = "", []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte("default:"+c.Token))}
-	}
+	token, hdr := chCredential(c.Token, r.Basic)
 	if r.ClickHouse {
 		hdr = append(hdr, "Content-Type", "text/plain")
 	}
