@@ -231,15 +231,38 @@ func (c chAnswers) limited(w http.ResponseWriter, d limits.Decision) {
 	writeCH(w, c.r, limits.RejectError(d))
 }
 
-// replay sends a recorded answer again: ClickHouse's empty 200, or the error as first sent, its
-// exception code read back from its "Code: N." prefix.
+// chRecord is what the idempotency record of an accepted INSERT stores in place of its empty
+// body: the headers that carry the answer, which a replay sends again.
+type chRecord struct {
+	Summary   json.RawMessage `json:"summary"`
+	Sequence  string          `json:"sequence,omitempty"`
+	Committed string          `json:"committed,omitempty"`
+}
+
+// replay sends a recorded answer again: ClickHouse's empty 2xx with the original's
+// X-ClickHouse-Summary (its counts, read back from the record: chRecord), or the error as first
+// sent, its exception code read back from its "Code: N." prefix.
 func (c chAnswers) replay(w http.ResponseWriter, resp dedupe.Response) {
-	if resp.Status/100 != 2 {
-		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
-		if rest, ok := strings.CutPrefix(string(resp.Body), "Code: "); ok {
-			if n, _, ok := strings.Cut(rest, "."); ok {
-				w.Header().Set(httpx.ExceptionHeader, n)
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	if resp.Status/100 == 2 {
+		// A record stored before chRecord holds the empty body itself: no summary to give.
+		var rec chRecord
+		if json.Unmarshal(resp.Body, &rec) == nil && len(rec.Summary) > 0 {
+			h.Set(clickHouseSummaryHeader, string(rec.Summary))
+			if rec.Sequence != "" {
+				h.Set("X-Wavehouse-Sequence", rec.Sequence)
 			}
+			if rec.Committed != "" {
+				h.Set(committedHeader, rec.Committed)
+			}
+		}
+		w.WriteHeader(resp.Status)
+		return
+	}
+	if rest, ok := strings.CutPrefix(string(resp.Body), "Code: "); ok {
+		if n, _, ok := strings.Cut(rest, "."); ok {
+			h.Set(httpx.ExceptionHeader, n)
 		}
 	}
 	w.WriteHeader(resp.Status)
@@ -277,6 +300,10 @@ func (c chAnswers) accepted(w http.ResponseWriter, call ingestCall, res request.
 	h.Set(clickHouseSummaryHeader, string(summary))
 	h.Set("X-Wavehouse-Sequence", pub.Position.String())
 	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	if rs, ok := w.(recordSetter); ok {
+		rec, _ := json.Marshal(chRecord{Summary: summary, Sequence: pub.Position.String(), Committed: h.Get(committedHeader)})
+		rs.setRecord(rec)
+	}
 	w.WriteHeader(status)
 }
 

@@ -299,7 +299,8 @@ func TestClickHouseBadRowEveryFormat(t *testing.T) {
 }
 
 // TestClickHouseIdempotency: an Idempotency-Key, or ClickHouse's insert_deduplication_token,
-// makes a retried INSERT land once; the retry is answered 200 as a replay.
+// makes a retried INSERT land once; the retry is answered 200 as a replay, with the original's
+// X-ClickHouse-Summary and sequence.
 func TestClickHouseIdempotency(t *testing.T) {
 	f := newFixture(t, options{})
 	row := `{"ts":0,"user":"a"}`
@@ -315,6 +316,18 @@ func TestClickHouseIdempotency(t *testing.T) {
 		again := f.chPost(t, f.all, c.query, row, h...)
 		if first.status != 200 || again.status != 200 || again.header.Get(ReplayedHeader) != "true" {
 			t.Fatalf("%s: first %d %v, again %d %v", c.query, first.status, first.header, again.status, again.header)
+		}
+		for _, h := range []string{clickHouseSummaryHeader, "X-Wavehouse-Sequence"} {
+			if got, want := again.header.Get(h), first.header.Get(h); got != want || want == "" {
+				t.Errorf("%s: the replay's %s %q, want the original's %q", c.query, h, got, want)
+			}
+		}
+		var sum map[string]string
+		if err := json.Unmarshal([]byte(again.header.Get(clickHouseSummaryHeader)), &sum); err != nil || sum["written_rows"] != "1" {
+			t.Errorf("%s: the replay's summary %q, want written_rows 1", c.query, again.header.Get(clickHouseSummaryHeader))
+		}
+		if len(again.body) != 0 {
+			t.Errorf("%s: the replay's body %q, want ClickHouse's empty one", c.query, again.body)
 		}
 		if n := len(f.queuedRows(t)); n != 1 {
 			t.Fatalf("%s: queued %d rows, want 1", c.query, n)
