@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/chformat"
+	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
@@ -209,7 +210,10 @@ func binaryErr(format string, err error) *httpx.Error {
 	if errors.As(err, &re) {
 		msg = fmt.Sprintf("column %q: %s (at row %d)", re.Column, strings.ReplaceAll(re.Err.Error(), "chformat: ", ""), re.Row+1)
 	}
+	var ce *chtype.Error
 	switch {
+	case errors.Is(err, chformat.ErrInvalidValue) && re != nil && errors.As(err, &ce):
+		return invalidValue(format, re, ce)
 	case errors.Is(err, chformat.ErrHeaderMismatch):
 		return &httpx.Error{Status: http.StatusBadRequest, Code: request.CodeTypesMismatch, Message: format + " header: " + msg}
 	case errors.Is(err, chformat.ErrUnsupportedType):
@@ -218,6 +222,21 @@ func binaryErr(format string, err error) *httpx.Error {
 		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: request.CodeBodyTooLarge, Message: format + ": " + msg}
 	}
 	return &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.malformed_binary", Message: "Cannot read " + format + " data: " + msg}
+}
+
+// invalidValue refuses a binary body holding a value its column's type does not admit (an enum
+// value the type does not name) as the text formats refuse a bad row: ingest.invalid_rows
+// (Code 27) with the row error naming the row, the column and the value. A binary body is read
+// no further than its first invalid value, so the details count no total (0).
+func invalidValue(format string, re *chformat.RowError, ce *chtype.Error) *httpx.Error {
+	msg := ce.Message
+	if ce.Path != "" {
+		msg = "at " + ce.Path + ": " + msg
+	}
+	row := request.RowError{Row: re.Row, Column: re.Column, Code: string(ce.Code), Message: fmt.Sprintf("column %q: %s", re.Column, msg)}
+	return &httpx.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidRows,
+		Message: fmt.Sprintf("%s row %d: %s; nothing was inserted (the body is read no further than its first invalid value)", format, re.Row, row.Message),
+		Details: request.InvalidRows{Rejected: 1, ErrorCount: 1, ErrorsByCode: map[string]int{row.Code: 1}, Errors: []request.RowError{row}}}
 }
 
 // chAnswers answers the ClickHouse interface's INSERTs.
@@ -318,6 +337,11 @@ func clickhouseMessage(e httpx.Error) httpx.Error {
 	where := fmt.Sprintf("at row %d", first.Row+1)
 	if first.Line > 0 {
 		where += fmt.Sprintf(", line %d", first.Line)
+	}
+	if d.Total == 0 {
+		// A binary body (invalidValue): read up to its first invalid value only.
+		e.Message = fmt.Sprintf("Cannot parse input: %s (%s): nothing was inserted (the body is read no further than its first invalid value)", first.Message, where)
+		return e
 	}
 	e.Message = fmt.Sprintf("Cannot parse input: %s (%s): %d of %d rows are invalid, %d errors; nothing was inserted (send Accept: application/json for every row error)",
 		first.Message, where, d.Rejected, d.Total, d.ErrorCount)

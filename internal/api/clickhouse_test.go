@@ -360,3 +360,45 @@ func TestClickHouseWait(t *testing.T) {
 		}
 	}
 }
+
+// TestClickHouseBinaryEnumValue: a Native or RowBinary value an Enum column does not name is
+// refused as the text formats refuse a bad row (400 ingest.invalid_rows, Code 27), naming the
+// row (from 1), the column and the value, not as malformed data; nothing is queued.
+func TestClickHouseBinaryEnumValue(t *testing.T) {
+	f := newFixture(t, options{})
+	exec(t, f.store, "CREATE TABLE "+f.db+".moods (id UInt8, mood Enum8('sad' = 1, 'ok' = 2)) ENGINE = MergeTree ORDER BY id")
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	native := binary.AppendUvarint(nil, 2)
+	native = binary.AppendUvarint(native, 2)
+	native = append(str(str(native, "id"), "UInt8"), 1, 2)
+	native = append(str(str(native, "mood"), "Enum8('sad' = 1, 'ok' = 2)"), 2, 7)
+	for _, c := range []struct{ format, body string }{
+		{"Native", string(native)},
+		{"RowBinary", string([]byte{1, 2, 2, 7})},
+	} {
+		q := "INSERT INTO moods FORMAT " + c.format
+		wantCHError(t, f.chPost(t, f.all, q, c.body), 400, 27, "ingest.invalid_rows", `column "mood"`, "7 is not a value of Enum8('sad' = 1, 'ok' = 2)", "at row 2")
+		r := f.chPost(t, f.all, q, c.body, "Accept", "application/json")
+		var e struct {
+			Code    string `json:"code"`
+			Details struct {
+				Errors []struct {
+					Row          int
+					Column, Code string
+					Message      string
+				} `json:"errors"`
+			} `json:"details"`
+		}
+		if err := json.Unmarshal(r.body, &e); err != nil || e.Code != "ingest.invalid_rows" || len(e.Details.Errors) != 1 ||
+			e.Details.Errors[0].Row != 1 || e.Details.Errors[0].Column != "mood" || e.Details.Errors[0].Code != "invalid_value" ||
+			!strings.Contains(e.Details.Errors[0].Message, "7 is not a value") {
+			t.Errorf("%s with Accept: application/json: %d %s, want ingest.invalid_rows with the row error at row 1, column mood, invalid_value", c.format, r.status, r.body)
+		}
+		if strings.Contains(string(r.body), "malformed") {
+			t.Errorf("%s: %s calls the value malformed", c.format, r.body)
+		}
+	}
+	if got := f.queuedRows(t); len(got) != 0 {
+		t.Fatalf("queued %q", got)
+	}
+}
