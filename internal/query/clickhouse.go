@@ -216,6 +216,10 @@ func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, te
 	if d := cr.maxTime; d > 0 && (r.MaxExecutionTime == 0 || d < r.MaxExecutionTime) {
 		r.MaxExecutionTime = d
 	}
+	if err := describeRequest(&r, sql, target.Database, acc); err != nil {
+		resp.writeError(w, err)
+		return
+	}
 	s.serve(w, ctx, tenant, target, r, s.sqlInfo(sql), nil, resp)
 }
 
