@@ -83,7 +83,7 @@ func (d *describe) rows(r store.Rows) (store.Rows, error) {
 	if from[0] < 0 {
 		return nil, fmt.Errorf("%w: the store's DESCRIBE answer has no name column", errDescribeAnswer)
 	}
-	dr := &describeRows{Rows: r, keep: d.keep}
+	dr := &describeRows{Rows: r, keep: d.keep, nameAt: from[0]}
 	if current {
 		dr.cols = src // a current server's own answer, extra columns (describe_include_subcolumns) included
 		return dr, nil
@@ -104,11 +104,12 @@ func (d *describe) rows(r store.Rows) (store.Rows, error) {
 // refuses skipped.
 type describeRows struct {
 	store.Rows
-	cols []store.ResultColumn
-	from []int // nil: the store's rows as they are
-	keep func(string) bool
-	row  []byte
-	err  error
+	cols   []store.ResultColumn
+	from   []int // nil: the store's rows as they are
+	nameAt int   // the store's index of the name column
+	keep   func(string) bool
+	row    []byte
+	err    error
 }
 
 func (d *describeRows) Columns() []store.ResultColumn { return d.cols }
@@ -124,20 +125,18 @@ func (d *describeRows) Err() error {
 func (d *describeRows) Next() bool {
 	for d.err == nil && d.Rows.Next() {
 		raw := d.Rows.Row()
+		if d.keep == nil && d.from == nil {
+			d.row = raw
+			return true
+		}
 		var vals []json.RawMessage
-		if err := json.Unmarshal(raw, &vals); err != nil || len(vals) == 0 {
-			d.err = fmt.Errorf("%w: the store's DESCRIBE row %s cannot be read: %v", errDescribeAnswer, raw, err)
+		var name string
+		if err := json.Unmarshal(raw, &vals); err != nil || d.nameAt >= len(vals) || json.Unmarshal(vals[d.nameAt], &name) != nil {
+			d.err = fmt.Errorf("%w: the store's DESCRIBE row %s has no column name", errDescribeAnswer, raw)
 			return false
 		}
-		if d.keep != nil {
-			var name string
-			if err := json.Unmarshal(vals[max(d.fromIndex(0), 0)], &name); err != nil {
-				d.err = fmt.Errorf("%w: the store's DESCRIBE row %s has no column name: %v", errDescribeAnswer, raw, err)
-				return false
-			}
-			if !d.keep(name) {
-				continue
-			}
+		if d.keep != nil && !d.keep(name) {
+			continue
 		}
 		if d.from == nil {
 			d.row = raw
@@ -158,12 +157,4 @@ func (d *describeRows) Next() bool {
 		return true
 	}
 	return false
-}
-
-// fromIndex is the store's index of layout column i.
-func (d *describeRows) fromIndex(i int) int {
-	if d.from == nil {
-		return i
-	}
-	return d.from[i]
 }
