@@ -13,7 +13,8 @@ import (
 
 // access returns what p restricts a read of target to: its tables when confined, its role's
 // limits and, for a token whose role has policies, the rewrite that reads every policed table
-// through its policy (policy.Rewrite; docs/jwt.md#policies).
+// through its policy (policy.Rewrite; docs/jwt.md#policies) with the columns it may read
+// (a ClickHouse-interface DESCRIBE lists only those).
 func (a *API) access(ctx context.Context, p auth.Principal, target store.Target, confined bool) query.Access {
 	acc := query.Access{MaxRows: p.MaxRows, MaxExecutionTime: p.MaxExecutionTime}
 	if confined || len(p.Policies) > 0 {
@@ -23,6 +24,13 @@ func (a *API) access(ctx context.Context, p auth.Principal, target store.Target,
 		resolve := a.resolver(ctx, p, target)
 		acc.Policy = func(sql string) (string, []store.Param, error) {
 			return policy.Rewrite(sql, target.Database, resolve)
+		}
+		acc.Readable = func(table string) (func(string) bool, error) {
+			b, ok, err := resolve(table)
+			if err != nil || !ok {
+				return nil, err
+			}
+			return b.Readable, nil
 		}
 	}
 	return acc

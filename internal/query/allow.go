@@ -20,6 +20,10 @@ type Access struct {
 	AllowTable func(table string) bool
 	// Policy is Request.Policy.
 	Policy func(sql string) (string, []store.Param, error)
+	// Readable, when not nil, says which columns of a table of the tenant's database the
+	// caller may read (a nil function: every column). A DESCRIBE on the ClickHouse interface
+	// of a table under Policy lists only those; without Readable, Policy refuses it.
+	Readable func(table string) (func(col string) bool, error)
 	// MaxRows and MaxExecutionTime lower the tenant's limits (0: the tenant's).
 	MaxRows          uint64
 	MaxExecutionTime time.Duration

@@ -78,6 +78,7 @@ type chRequest struct {
 	maxRows uint64
 	maxTime time.Duration
 	params  map[string][]byte
+	noCache bool
 }
 
 // parseCHSettings reads the URL parameters into r; an error names the parameter refused.
@@ -126,6 +127,12 @@ func parseCHSettings(v url.Values, r *chRequest) error {
 				return bad("%q is not a protocol revision", val)
 			}
 			r.format.revision = min(n, ServerRevision)
+		case "use_query_cache":
+			b, ok := parseCHBool(val)
+			if !ok {
+				return bad("%q is not 0 or 1", val)
+			}
+			r.noCache = !b
 		case "readonly":
 			if val != "1" && val != "2" {
 				return &chRefusal{exc: httpx.ExcReadonly, code: "clickhouse.readonly",
@@ -143,7 +150,7 @@ func parseCHSettings(v url.Values, r *chRequest) error {
 			}
 		default:
 			return &chRefusal{exc: httpx.ExcUnknownSetting, code: "clickhouse.unknown_setting",
-				msg: fmt.Sprintf("Unknown setting %s: WaveHouse's ClickHouse interface honours max_result_rows, max_execution_time, output_format_json_quote_64bit_integers, readonly, client_protocol_version and param_<name>, and ignores the client and transport settings listed in docs/clickhouse.md#reads", name)}
+				msg: fmt.Sprintf("Unknown setting %s: WaveHouse's ClickHouse interface honours max_result_rows, max_execution_time, output_format_json_quote_64bit_integers, use_query_cache, readonly, client_protocol_version and param_<name>, and ignores the client and transport settings listed in docs/clickhouse.md#reads", name)}
 		}
 	}
 	return nil
@@ -208,10 +215,14 @@ func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, te
 			return
 		}
 	}
-	r := Request{SQL: sql, Format: f, Params: cr.params, MaxRows: cr.maxRows}
+	r := Request{SQL: sql, Format: f, Params: cr.params, MaxRows: cr.maxRows, NoCache: cr.noCache}
 	acc.Apply(&r)
 	if d := cr.maxTime; d > 0 && (r.MaxExecutionTime == 0 || d < r.MaxExecutionTime) {
 		r.MaxExecutionTime = d
+	}
+	if err := describeRequest(&r, sql, target.Database, acc); err != nil {
+		resp.writeError(w, err)
+		return
 	}
 	s.serve(w, ctx, tenant, target, r, s.sqlInfo(sql), nil, resp)
 }

@@ -189,6 +189,10 @@ func TestClickHouseCacheAndInvalidation(t *testing.T) {
 	if r := read(); r.Header().Get("X-Cache") != "MISS" || r.Body.String() != "2\n" {
 		t.Fatalf("after the insert: %v %q", r.Header(), r.Body)
 	}
+	if r := serveCH(t, f.svc, f.target, Access{}, ClickHouseRead{SQL: "SELECT count() FROM events FORMAT TSV",
+		Settings: url.Values{"use_query_cache": {"0"}}}); r.Header().Get("X-Cache") != "BYPASS" || r.Body.String() != "2\n" {
+		t.Fatalf("use_query_cache=0: %v %q", r.Header(), r.Body)
+	}
 	// The same query in another format is another result.
 	r := serveCH(t, f.svc, f.target, Access{}, ClickHouseRead{SQL: "SELECT count() FROM events FORMAT JSONEachRow"})
 	if r.Header().Get("X-Cache") != "MISS" || r.Body.String() != "{\"count()\":\"2\"}\n" {

@@ -96,6 +96,8 @@ type Request struct {
 	Policy func(sql string) (string, []store.Param, error)
 	// MaxExecutionTime lowers the tenant's time limit for this query (0: the tenant's).
 	MaxExecutionTime time.Duration
+	// describe, when not nil, shapes the answer of a DESCRIBE on the ClickHouse interface.
+	describe *describe
 }
 
 // Service runs queries through the cache.
@@ -249,6 +251,11 @@ func (s *Service) execute(ctx context.Context, target store.Target, req Request,
 		return b.named(err)
 	}
 	defer rows.Close()
+	if req.describe != nil {
+		if rows, err = req.describe.rows(rows); err != nil {
+			return err
+		}
+	}
 	first := rows.Next()
 	if !first {
 		if err := rows.Err(); err != nil {

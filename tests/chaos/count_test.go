@@ -88,6 +88,7 @@ type tally struct {
 	Lost          int // acknowledged rows absent
 	Duplicated    int // acknowledged rows stored more than once
 	DupExtra      int // rows beyond the first copy, over acknowledged rows
+	KeyedDup      int // of Duplicated, rows of keyed requests
 	UnknownRows   int // rows of requests without a 2xx
 	UnknownStored int // of them, stored
 	UnknownDup    int // of them, stored more than once
@@ -116,6 +117,9 @@ func count(outcomes map[uint64]outcome, have map[uint64]stored) tally {
 			}
 			c.Duplicated += s.dupIDs
 			c.DupExtra += s.rows - s.ids
+			if o == keyedAcked {
+				c.KeyedDup += s.dupIDs
+			}
 		default:
 			if o == keyedGaveUp {
 				c.GaveUp++
@@ -135,7 +139,7 @@ func count(outcomes map[uint64]outcome, have map[uint64]stored) tally {
 }
 
 func (c tally) String() string {
-	return fmt.Sprintf("%d requests; %d acknowledged rows (%d keyed): %d lost, %d stored more than once (%d extra rows); "+
+	return fmt.Sprintf("%d requests; %d acknowledged rows (%d keyed): %d lost, %d stored more than once (%d extra rows, %d of keyed requests); "+
 		"%d rows of unacknowledged requests, %d of them stored (%d more than once); %d keyed requests never acknowledged; %d stray rows",
-		c.Requests, c.AckedRows, c.KeyedRows, c.Lost, c.Duplicated, c.DupExtra, c.UnknownRows, c.UnknownStored, c.UnknownDup, c.GaveUp, c.Stray)
+		c.Requests, c.AckedRows, c.KeyedRows, c.Lost, c.Duplicated, c.DupExtra, c.KeyedDup, c.UnknownRows, c.UnknownStored, c.UnknownDup, c.GaveUp, c.Stray)
 }

@@ -185,6 +185,28 @@ func checkPolicies(t *testing.T, o gatewayOptions) {
 			t.Errorf("a query binding the policy's reserved parameter: %s, want 400", r)
 		}
 	})
+	t.Run("describe", func(t *testing.T) {
+		// The ClickHouse interface's DESCRIBE (what clickhouse-go's PrepareBatch sends) lists the
+		// columns alice may read, in the seven-column layout on both stores; /v1/query's is refused.
+		r := g.do(t, http.MethodPost, "/", alice, []byte("DESCRIBE TABLE orders FORMAT TSV"))
+		var names []string
+		for line := range strings.Lines(string(r.Body)) {
+			f := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+			if len(f) != 7 {
+				t.Errorf("DESCRIBE row %q has %d columns, want 7", line, len(f))
+			}
+			names = append(names, f[0])
+		}
+		if r.Status != http.StatusOK || !slices.Equal(names, []string{"id", "owner", "region", "tags"}) {
+			t.Errorf("DESCRIBE TABLE orders as alice on the ClickHouse interface: %s, want id owner region tags (not secret)", r)
+		}
+		if r := g.do(t, http.MethodPost, "/", alice, []byte("DESCRIBE TABLE other")); r.Status != http.StatusForbidden || strings.Contains(string(r.Body), "bob") {
+			t.Errorf("DESCRIBE TABLE other (outside alice's role) on the ClickHouse interface: %s, want 403", r)
+		}
+		if r := g.query(t, alice, "DESCRIBE TABLE orders"); r.Status != http.StatusBadRequest || strings.Contains(string(r.Body), "secret") {
+			t.Errorf("DESCRIBE on /v1/query as alice: %s, want 400 (refused under a row policy)", r)
+		}
+	})
 	t.Run("cache per claims", func(t *testing.T) {
 		// The same SQL text as alice then bob, twice each: a cache key without the bound claims
 		// would hand bob alice's result.
