@@ -87,7 +87,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&cfg.WaitCommitted, "wait-committed", false, "send ?wait=committed")
 	fs.BoolVar(&cfg.IdempotencyKeys, "idempotency-keys", false, "after the gateway phase, run it again with a new Idempotency-Key per request (phase \"gateway keyed\")")
 	ifaces := fs.String("interface", bench.InterfaceIngest, "gateway interfaces to load with the same rows, one phase each, in order: ingest (POST /v1/ingest/{table}), clickhouse (POST /?query=INSERT INTO table FORMAT JSONEachRow), or both: ingest,clickhouse")
-	fs.IntVar(&cfg.Rounds, "rounds", 1, "run the gateway phases (every --interface in order) this many times, alternating")
+	fs.IntVar(&cfg.Rounds, "rounds", 1, "run the gateway phases this many times, alternating: odd rounds in --interface order, even rounds reversed (ABBA)")
 	fs.StringVar(&cfg.ClickHouseHTTP, "clickhouse-http", "", "ClickHouse HTTP host:port to count rows and parts directly (default: count through POST /v1/query)")
 	fs.Var(&direct, "direct", "also send the same batches straight to ClickHouse: clickhouse-http=HOST:PORT or native=HOST:PORT (repeatable)")
 	fs.DurationVar(&cfg.Settle, "settle", 0, "how long to wait for accepted rows to become queryable (default 60s)")

@@ -107,8 +107,9 @@ type Config struct {
 	// Interfaces are the gateway interfaces driven with the same batches, one phase each in this
 	// order (InterfaceIngest, InterfaceClickHouse). Default: ingest only.
 	Interfaces []string
-	// Rounds repeats the gateway's phases (all Interfaces, in order) this many times, so that
-	// interfaces measured on a shared, noisy machine alternate instead of one running first.
+	// Rounds repeats the gateway's phases this many times, so that interfaces measured on a
+	// shared, noisy machine alternate instead of one running first: odd rounds run Interfaces
+	// in order, even rounds in reverse (ABBA), so each runs as often first as second.
 	// Default 1.
 	Rounds int
 	// Direct lists servers that receive the same batches straight, after the gateway phase.

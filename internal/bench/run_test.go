@@ -165,7 +165,7 @@ func TestInterfacesAlternateOverTheSameRows(t *testing.T) {
 			t.Errorf("%s round %d: ok %d accepted rows %d, want %d and %d", p.Target, p.Round, p.OKRequests, p.AcceptedRows, requests, requests*5)
 		}
 	}
-	want := "gateway#1 gateway clickhouse#1 gateway#2 gateway clickhouse#2 gateway#3 gateway clickhouse#3"
+	want := "gateway#1 gateway clickhouse#1 gateway clickhouse#2 gateway#2 gateway#3 gateway clickhouse#3"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("phases %q, want %q", strings.Join(got, " "), want)
 	}

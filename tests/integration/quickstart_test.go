@@ -92,22 +92,44 @@ func TestReadmeQuickstart(t *testing.T) {
 	if strings.Join(users, ",") != "ann,bob,cé" {
 		t.Errorf("the quickstart's query returned users %q, want ann, bob, cé:\n%s", users, out)
 	}
+
+	// The README's ClickHouse-interface block, run after the quickstart against the same table.
+	chScript := strings.ReplaceAll(readmeBlock(t, string(readme), "ClickHouse clients work unchanged", "?query="),
+		quickstartAddr, strings.TrimPrefix(p.APIURL(), "http://"))
+	cmd = exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", chScript)
+	cmd.Dir, cmd.Env = dir, gatewaybin.Env()
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("the README's ClickHouse-interface block failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	if want := "ann\t1\nbob\t2\ncé\t3\ndan\t4\n"; string(out) != want {
+		t.Errorf("the README's ClickHouse-interface block printed %q, want %q", out, want)
+	}
 }
 
 // quickstartScript returns the README's first sh block after "In a second terminal".
 func quickstartScript(t *testing.T, readme string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(readme, "In a second terminal")
+	return readmeBlock(t, readme, "In a second terminal", "/v1/ops/sql")
+}
+
+// readmeBlock returns the README's first sh block after the text after, which must contain
+// mustContain.
+func readmeBlock(t *testing.T, readme, after, mustContain string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(readme, after)
 	if !ok {
-		t.Fatal("README.md has no quickstart (\"In a second terminal\")")
+		t.Fatalf("README.md has no %q", after)
 	}
 	_, rest, ok = strings.Cut(rest, "```sh\n")
 	if !ok {
-		t.Fatal("README.md's quickstart has no sh block")
+		t.Fatalf("README.md has no sh block after %q", after)
 	}
 	block, _, ok := strings.Cut(rest, "```")
-	if !ok || !strings.Contains(block, "/v1/ops/sql") {
-		t.Fatalf("README.md's quickstart block is not closed or creates no table:\n%s", block)
+	if !ok || !strings.Contains(block, mustContain) {
+		t.Fatalf("README.md's block after %q is not closed or lacks %q:\n%s", after, mustContain, block)
 	}
 	return block
 }
