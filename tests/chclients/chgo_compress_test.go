@@ -48,7 +48,7 @@ func TestClickHouseGoHTTPCompression(t *testing.T) {
 
 			bad := "go_bad_" + m.String()
 			tg.createTable(t, bad, goCols)
-			err := sendBatch(typedBatch(ctx), conn, bad, []goRow{{ID: "a", N: 1, Level: "info"}, {ID: "b", N: 2}})
+			err := sendBatch(typedBatch(ctx), conn, bad, " (id, n, level, note, at)", []goRow{{ID: "a", N: 1, Level: "info"}, {ID: "b", N: 2}})
 			var exc *clickhouse.Exception
 			if !errors.As(err, &exc) || !strings.Contains(exc.Message, "row 2") {
 				t.Fatalf("bad row: %v (%T), want a ClickHouse exception naming row 2", err, err)
