@@ -72,13 +72,6 @@ func (a *API) clickhouse(w http.ResponseWriter, r *http.Request) {
 		a.clickhousePing(w, r)
 		return
 	}
-	if q.Get("decompress") == "1" {
-		// ClickHouse's own compressed blocks (clickhouse-go over HTTP with LZ4 or ZSTD
-		// compression); refused rather than misread as the body.
-		writeCH(w, r, httpx.Error{Status: http.StatusNotImplemented, Code: "clickhouse.not_implemented",
-			Message: "decompress=1 (ClickHouse's compressed-block body) is not supported; send the body with Content-Encoding gzip, zstd, lz4, deflate or br (clickhouse-go: Compression gzip/deflate/br)"})
-		return
-	}
 	st, herr := a.clickhouseAssemble(r, q)
 	if herr != nil {
 		a.metrics.observeIngest(outcomeRejected, start)
@@ -102,7 +95,9 @@ func (a *API) clickhouse(w http.ResponseWriter, r *http.Request) {
 // clickhouseAssemble reads the statement: ClickHouse joins the query parameter and the body
 // with a line break. When the query parameter holds a whole INSERT head, the body is its data
 // as sent (still compressed: it is read once, like /v1/ingest's); otherwise the body is
-// decompressed and the statement read from the joined text.
+// decompressed and the statement read from the joined text. With ?decompress=1 the body (after
+// its Content-Encoding) is ClickHouse's compressed blocks, which are decompressed here in both
+// cases (clickhouse-go over HTTP with LZ4 or ZSTD compression).
 func (a *API) clickhouseAssemble(r *http.Request, q url.Values) (clickhouseStatement, *httpx.Error) {
 	raw, herr := request.ReadRaw(r.Body, r.ContentLength, a.cfg.Limits)
 	if herr != nil {
@@ -110,16 +105,24 @@ func (a *API) clickhouseAssemble(r *http.Request, q url.Values) (clickhouseState
 	}
 	param := q.Get("query")
 	enc := r.Header.Get("Content-Encoding")
+	blocks := truthy(q.Get("decompress"))
 	if param != "" && chsql.IsInsert(param) {
 		ins, err := chsql.ParseInsert(param)
 		if err == nil && strings.TrimSpace(param[ins.Data:]) == "" {
-			return clickhouseStatement{sql: param[:ins.Data], ins: ins, insert: true, data: raw, encoding: enc}, nil
+			if !blocks {
+				return clickhouseStatement{sql: param[:ins.Data], ins: ins, insert: true, data: raw, encoding: enc}, nil
+			}
+			data, herr := a.clickhouseBody(enc, raw, true)
+			if herr != nil {
+				return clickhouseStatement{}, herr
+			}
+			return clickhouseStatement{sql: param[:ins.Data], ins: ins, insert: true, data: data}, nil
 		}
 		if err != nil && !errors.Is(err, chsql.ErrIncomplete) {
 			return clickhouseStatement{}, statementErr(err)
 		}
 	}
-	body, herr := request.Decode(enc, raw, a.cfg.Limits)
+	body, herr := a.clickhouseBody(enc, raw, blocks)
 	if herr != nil {
 		return clickhouseStatement{}, herr
 	}
@@ -145,6 +148,16 @@ func (a *API) clickhouseAssemble(r *http.Request, q url.Values) (clickhouseState
 		data = []byte(text[ins.Data:])
 	}
 	return clickhouseStatement{sql: text[:ins.Data], ins: ins, insert: true, data: data}, nil
+}
+
+// clickhouseBody is raw, sent with Content-Encoding enc, decoded; with blocks (?decompress=1),
+// then read as ClickHouse's compressed blocks. Both steps bound the result by max_body_bytes.
+func (a *API) clickhouseBody(enc string, raw []byte, blocks bool) ([]byte, *httpx.Error) {
+	body, herr := request.Decode(enc, raw, a.cfg.Limits)
+	if herr != nil || !blocks {
+		return body, herr
+	}
+	return request.DecodeBlocks(body, a.cfg.Limits)
 }
 
 // statementErr answers an INSERT that chsql cannot read or the gateway does not serve.

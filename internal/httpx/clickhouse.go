@@ -45,6 +45,9 @@ var (
 	ExcIllegalTypeOfArgument    = Exception{43, "ILLEGAL_TYPE_OF_ARGUMENT"}
 	ExcTypeMismatch             = Exception{53, "TYPE_MISMATCH"}
 	ExcMemoryLimitExceeded      = Exception{241, "MEMORY_LIMIT_EXCEEDED"}
+	ExcChecksumDoesntMatch      = Exception{40, "CHECKSUM_DOESNT_MATCH"}
+	ExcCannotDecompress         = Exception{271, "CANNOT_DECOMPRESS"}
+	ExcUnknownCompressionMethod = Exception{89, "UNKNOWN_COMPRESSION_METHOD"}
 )
 
 // ExceptionByNumber returns the ClickHouse error of number code when this package names it,
@@ -55,7 +58,7 @@ func ExceptionByNumber(code int) (Exception, bool) {
 		ExcIncorrectData, ExcTooManyRows, ExcTimeoutExceeded, ExcReadonly, ExcTooManySimultaneous, ExcNetworkError,
 		ExcQueryWasCancelled, ExcTooManyBytes, ExcAccessDenied, ExcAuthenticationFailed, ExcAllConnectionTriesFailed,
 		ExcUnknownSetting, ExcUnknownIdentifier, ExcUnknownFunction, ExcIllegalTypeOfArgument, ExcTypeMismatch,
-		ExcMemoryLimitExceeded} {
+		ExcMemoryLimitExceeded, ExcChecksumDoesntMatch, ExcCannotDecompress, ExcUnknownCompressionMethod} {
 		if e.Code == code {
 			return e, true
 		}
@@ -89,6 +92,8 @@ var exceptionByCode = map[string]Exception{
 	"clickhouse.unknown_format":          ExcUnknownFormat,
 	"clickhouse.syntax_error":            ExcSyntaxError,
 	"clickhouse.readonly":                ExcReadonly,
+	"clickhouse.checksum_mismatch":       ExcChecksumDoesntMatch,
+	"clickhouse.bad_compressed_block":    ExcCannotDecompress,
 	"database.unknown":                   ExcUnknownDatabase,
 	"ingest.body_too_large":              ExcTooManyBytes,
 	"ingest.canceled":                    ExcQueryWasCancelled,

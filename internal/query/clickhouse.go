@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/ch-go/compress"
+
 	"github.com/wavehouse/wavehouse/internal/chformat"
 	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/httpx"
@@ -68,7 +70,6 @@ var chSettingsIgnored = map[string]bool{
 	"wait_end_of_query": true, "buffer_size": true, "http_response_buffer_size": true,
 	"max_block_size": true, "max_threads": true, "log_queries": true, "log_comment": true,
 	"cancel_http_readonly_queries_on_client_close": true, "http_wait_end_of_query": true,
-	"network_compression_method":     true,
 	"network_zstd_compression_level": true, "use_client_time_zone": true,
 }
 
@@ -79,6 +80,10 @@ type chRequest struct {
 	maxTime time.Duration
 	params  map[string][]byte
 	noCache bool
+	// compress is compress=1: the response in ClickHouse's compressed blocks, by method
+	// (network_compression_method).
+	compress bool
+	method   compress.Method
 }
 
 // parseCHSettings reads the URL parameters into r; an error names the parameter refused.
@@ -144,13 +149,21 @@ func parseCHSettings(v url.Values, r *chRequest) error {
 					msg: fmt.Sprintf("setting %s = %s is not supported: WaveHouse's limits always throw", name, val)}
 			}
 		case "compress":
-			if b, _ := parseCHBool(val); b {
-				return &chRefusal{exc: httpx.ExcNotImplemented, code: "clickhouse.not_implemented",
-					msg: "setting compress = 1 (ClickHouse's block compression of the response) is not supported by WaveHouse's ClickHouse interface; read uncompressed, or with HTTP compression"}
+			b, ok := parseCHBool(val)
+			if !ok {
+				return bad("%q is not 0 or 1", val)
 			}
+			r.compress = b
+		case "network_compression_method":
+			m, ok := blockMethod(val)
+			if !ok {
+				return &chRefusal{exc: httpx.ExcUnknownCompressionMethod, code: "clickhouse.bad_setting",
+					msg: fmt.Sprintf("setting network_compression_method: Unknown compression method %q: want LZ4, LZ4HC, ZSTD or NONE", val)}
+			}
+			r.method = m
 		default:
 			return &chRefusal{exc: httpx.ExcUnknownSetting, code: "clickhouse.unknown_setting",
-				msg: fmt.Sprintf("Unknown setting %s: WaveHouse's ClickHouse interface honours max_result_rows, max_execution_time, output_format_json_quote_64bit_integers, use_query_cache, readonly, client_protocol_version and param_<name>, and ignores the client and transport settings listed in docs/clickhouse.md#reads", name)}
+				msg: fmt.Sprintf("Unknown setting %s: WaveHouse's ClickHouse interface honours max_result_rows, max_execution_time, output_format_json_quote_64bit_integers, use_query_cache, readonly, client_protocol_version, compress, network_compression_method and param_<name>, and ignores the client and transport settings listed in docs/clickhouse.md#reads", name)}
 		}
 	}
 	return nil
@@ -199,10 +212,15 @@ func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, te
 			msg: fmt.Sprintf("Unknown output format %s: WaveHouse's ClickHouse interface writes %s", name, chFormatList())})
 		return
 	}
-	cr := chRequest{format: chFormat{kind: kind, quote64: true}}
+	cr := chRequest{format: chFormat{kind: kind, quote64: true}, method: compress.LZ4}
 	if err := parseCHSettings(req.Settings, &cr); err != nil {
 		resp.writeError(w, err)
 		return
+	}
+	if cr.compress {
+		bw := newBlockWriter(w, cr.method)
+		defer bw.close()
+		w = bw
 	}
 	if err := refuseStatement(sql); err != nil {
 		resp.writeError(w, err)

@@ -230,7 +230,7 @@ func TestClickHouseConfinementAndRefusals(t *testing.T) {
 		{"empty", Access{}, ClickHouseRead{SQL: " ;"}, 400, "62", ""},
 		{"two statements", Access{}, ClickHouseRead{SQL: "SELECT 1; SELECT 2"}, 400, "62", "multiple statements"},
 		{"unknown setting", Access{}, ClickHouseRead{SQL: "SELECT 1", Settings: url.Values{"max_bogus": {"1"}}}, 400, "115", "max_bogus"},
-		{"compress", Access{}, ClickHouseRead{SQL: "SELECT 1", Settings: url.Values{"compress": {"1"}}}, 501, "48", "compress"},
+		{"unknown block compression method", Access{}, ClickHouseRead{SQL: "SELECT 1", Settings: url.Values{"compress": {"1"}, "network_compression_method": {"snappy"}}}, 400, "89", "snappy"},
 		{"row limit", Access{}, ClickHouseRead{SQL: "SELECT number FROM system.numbers LIMIT 10", Settings: url.Values{"max_result_rows": {"3"}}}, 422, "158", "max_rows"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

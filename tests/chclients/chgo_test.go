@@ -12,8 +12,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-// openHTTP opens clickhouse-go/v2 in HTTP mode against tg with the target's credentials.
-func openHTTP(t testing.TB, tg target) driver.Conn {
+// openHTTP opens clickhouse-go/v2 in HTTP mode against tg with the target's credentials and
+// the compression c (nil: none).
+func openHTTP(t testing.TB, tg target, c *clickhouse.Compression) driver.Conn {
 	t.Helper()
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        []string{tg.hostPort()},
@@ -21,6 +22,7 @@ func openHTTP(t testing.TB, tg target) driver.Conn {
 		Auth:        clickhouse.Auth{Database: tg.database, Username: tg.user, Password: tg.password},
 		DialTimeout: 10 * time.Second,
 		ReadTimeout: 60 * time.Second,
+		Compression: c,
 	})
 	if err != nil {
 		t.Fatalf("clickhouse.Open: %v", err)
@@ -100,7 +102,7 @@ func strp(s string) *string { return &s }
 func TestClickHouseGoHTTP(t *testing.T) {
 	t.Parallel()
 	tg := gatewayTarget(t)
-	conn := openHTTP(t, tg)
+	conn := openHTTP(t, tg, nil)
 	ctx := t.Context()
 
 	t.Run("ping", func(t *testing.T) {
@@ -127,12 +129,7 @@ func TestClickHouseGoHTTP(t *testing.T) {
 	}{
 		{"described", colList, plain},
 		{"described without a column list", "", plain},
-		{"typed", colList, func() context.Context {
-			return clickhouse.Context(ctx, clickhouse.WithColumnNamesAndTypes([]clickhouse.ColumnNameAndType{
-				{Name: "id", Type: "String"}, {Name: "n", Type: "UInt32"}, {Name: "level", Type: "Enum8('info' = 1, 'warn' = 2)"},
-				{Name: "note", Type: "Nullable(String)"}, {Name: "at", Type: "DateTime"},
-			}))
-		}},
+		{"typed", colList, func() context.Context { return typedBatch(ctx) }},
 	}
 	for _, bc := range batchCtxs {
 		t.Run("batch insert and query/"+bc.name, func(t *testing.T) {
@@ -178,6 +175,14 @@ func TestClickHouseGoHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// typedBatch is ctx with the types of goCols named, so that PrepareBatch sends no DESCRIBE.
+func typedBatch(ctx context.Context) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithColumnNamesAndTypes([]clickhouse.ColumnNameAndType{
+		{Name: "id", Type: "String"}, {Name: "n", Type: "UInt32"}, {Name: "level", Type: "Enum8('info' = 1, 'warn' = 2)"},
+		{Name: "note", Type: "Nullable(String)"}, {Name: "at", Type: "DateTime"},
+	}))
 }
 
 // rowsText renders rows for comparison.

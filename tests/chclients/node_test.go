@@ -106,6 +106,20 @@ func nodeSuite(t *testing.T, tg target) {
 		requireQueryRows(t, tg, table, `[{"id":"a","n":1,"level":"info","note":null},{"id":"b","n":2,"level":"warn","note":"x"},{"id":"c","n":3,"level":"info","note":"comma, \"quoted\""}]`)
 	})
 
+	// compression {request: true, response: true}: the client gzips the body
+	// (Content-Encoding: gzip) and asks for gzip responses (enable_http_compression=1,
+	// Accept-Encoding: gzip); the gateway answers uncompressed, which the client reads.
+	t.Run("insert and query with compression", func(t *testing.T) {
+		const table = "gzip_rows"
+		tg.createTable(t, table, eventsCols)
+		rows := `[{"id":"a","n":1,"level":"info","note":null},{"id":"b","n":2,"level":"warn","note":"x"}]`
+		var ins insertResult
+		tg.mustNode(t, "insert_json.mjs", []byte(rows), &ins, "CH_TABLE="+table, "CH_COMPRESSION=1")
+		ins.check(t, tg, 2)
+		tg.landed(t, table, 2)
+		requireQueryRows(t, tg, table, rows, "CH_COMPRESSION=1")
+	})
+
 	for _, as := range []string{"stream", "string"} {
 		t.Run("insert CSV as "+as, func(t *testing.T) {
 			table := "csv_" + as
@@ -179,14 +193,15 @@ func (r insertResult) check(t testing.TB, tg target, want int) {
 }
 
 // requireQueryRows reads table back with the client's query() in format JSONEachRow and JSON
-// and requires want (a JSON array of rows, ordered by id) from both.
-func requireQueryRows(t testing.TB, tg target, table, want string) {
+// and requires want (a JSON array of rows, ordered by id) from both; env is passed to the
+// scripts.
+func requireQueryRows(t testing.TB, tg target, table, want string, env ...string) {
 	t.Helper()
 	query := "CH_QUERY=SELECT id, n, level, note FROM " + table + " ORDER BY id"
 	var each struct {
 		Body json.RawMessage `json:"body"`
 	}
-	tg.mustNode(t, "query.mjs", nil, &each, query, "CH_FORMAT=JSONEachRow")
+	tg.mustNode(t, "query.mjs", nil, &each, append([]string{query, "CH_FORMAT=JSONEachRow"}, env...)...)
 	requireSameJSON(t, "JSONEachRow rows", each.Body, want)
 
 	var doc struct {
@@ -199,7 +214,7 @@ func requireQueryRows(t testing.TB, tg target, table, want string) {
 			Rows int             `json:"rows"`
 		} `json:"body"`
 	}
-	tg.mustNode(t, "query.mjs", nil, &doc, query, "CH_FORMAT=JSON")
+	tg.mustNode(t, "query.mjs", nil, &doc, append([]string{query, "CH_FORMAT=JSON"}, env...)...)
 	requireSameJSON(t, "JSON data", doc.Body.Data, want)
 	var n []any
 	_ = json.Unmarshal([]byte(want), &n)

@@ -109,7 +109,7 @@ func nodeInsertIDs(t *testing.T, tg target, table string, ids []string) error {
 // the gateway can only answer with ClickHouse up.
 func goInsertIDs(t *testing.T, tg target, table string, ids []string) error {
 	t.Helper()
-	conn := openHTTP(t, tg)
+	conn := openHTTP(t, tg, nil)
 	ctx := clickhouse.Context(t.Context(), clickhouse.WithColumnNamesAndTypes([]clickhouse.ColumnNameAndType{
 		{Name: "id", Type: "String"}, {Name: "n", Type: "UInt32"},
 	}))

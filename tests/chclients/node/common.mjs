@@ -6,6 +6,7 @@
 //   CH_PASSWORD   password
 //   CH_DATABASE   database the client names (?database=)
 //   CH_TABLE      table the script inserts into or reads
+//   CH_COMPRESSION  "1": compression {request: true, response: true} (gzip both ways)
 //   NODE_PATH     the node_modules directory holding @clickhouse/client
 import { createRequire } from 'node:module';
 
@@ -27,6 +28,7 @@ export function client() {
     password: process.env.CH_PASSWORD ?? '',
     database: env('CH_DATABASE'),
     request_timeout: 60_000,
+    ...(process.env.CH_COMPRESSION === '1' ? { compression: { request: true, response: true } } : {}),
   });
 }
 
