@@ -34,6 +34,12 @@ func insertFormats() []string {
 	return append(request.ClickHouseFormats(), formatRowBinary, formatRowBinaryWithNamesAndTypes, formatNative)
 }
 
+// The longest excerpts of a binary body's names and of a decoder's message that an error quotes.
+const (
+	maxBinaryNameBytes = 128
+	maxBinaryErrBytes  = 512
+)
+
 // binaryFormat returns the canonical name of a binary input format, "" for any other name.
 func binaryFormat(name string) string {
 	for _, f := range []string{formatNative, formatRowBinary, formatRowBinaryWithNamesAndTypes} {
@@ -205,10 +211,13 @@ func (a *API) decodeBinary(call *ingestCall, format string) *httpx.Error {
 
 // binaryErr answers a body chformat cannot read.
 func binaryErr(format string, err error) *httpx.Error {
-	msg := strings.ReplaceAll(err.Error(), "chformat: ", "")
+	// A body that is not what its format says (compressed blocks sent without decompress=1,
+	// say) can make megabytes read as a column's name or type: quote no more than an excerpt.
+	msg := request.Excerpt(strings.ReplaceAll(err.Error(), "chformat: ", ""), maxBinaryErrBytes)
 	var re *chformat.RowError
 	if errors.As(err, &re) {
-		msg = fmt.Sprintf("column %q: %s (at row %d)", re.Column, strings.ReplaceAll(re.Err.Error(), "chformat: ", ""), re.Row+1)
+		msg = fmt.Sprintf("column %q: %s (at row %d)", request.Excerpt(re.Column, maxBinaryNameBytes),
+			request.Excerpt(strings.ReplaceAll(re.Err.Error(), "chformat: ", ""), maxBinaryErrBytes), re.Row+1)
 	}
 	var ce *chtype.Error
 	switch {

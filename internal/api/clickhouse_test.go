@@ -279,6 +279,12 @@ func TestClickHouseRefusals(t *testing.T) {
 	wantCHError(t, f.do(t, call{method: http.MethodGet, path: "/?query=" + url.QueryEscape(ins), key: f.all}), 400, 164, "clickhouse.readonly", "POST")
 	wantCHError(t, f.chPost(t, f.all, "INSERT INTO events FORMAT JSONCompactEachRowWithNamesAndTypes", `["ts"]`+"\n"+`["String"]`+"\n"+`[0]`), 400, 117, "ingest.types_mismatch", `column "ts": the body says String, the table has DateTime`)
 	wantCHError(t, f.chPost(t, f.all, "INSERT INTO events FORMAT RowBinary", "\x01"), 400, 27, "ingest.malformed_binary", "at row 1")
+	// A megabyte read as a Native column name is quoted as an excerpt, not echoed whole.
+	huge := "\x01\x01\x80\x80\x40" + strings.Repeat("x", 1<<20) + "\x06String"
+	if r := f.chPost(t, f.all, "INSERT INTO events FORMAT Native", huge); r.status != http.StatusBadRequest || len(r.body) > 2048 ||
+		!strings.Contains(string(r.body), "xxx…") {
+		t.Fatalf("a megabyte column name: %d, %d bytes: %.300q", r.status, len(r.body), r.body)
+	}
 	if got := f.queuedRows(t); len(got) != 0 {
 		t.Fatalf("a refused request queued %q", got)
 	}
