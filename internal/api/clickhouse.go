@@ -206,7 +206,7 @@ func (a *API) clickhouseRead(w http.ResponseWriter, r *http.Request, st clickhou
 	defer release()
 	q := r.URL.Query()
 	a.deps.Query.ServeClickHouse(w, r.Context(), tenant, target, a.access(r.Context(), p, target, queryConfined(p)),
-		query.ClickHouseRead{SQL: st.sql, Format: q.Get("default_format"), Settings: q, QueryID: st.queryID})
+		query.ClickHouseRead{SQL: st.sql, Format: q.Get("default_format"), Settings: q, QueryID: st.queryID, JSONErrors: httpx.WantsJSONErrors(r)})
 }
 
 // writeCH answers an error of the ClickHouse interface in the form the request asks for.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/chformat"
+	"github.com/wavehouse/wavehouse/internal/chtype"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
@@ -32,6 +33,12 @@ const (
 func insertFormats() []string {
 	return append(request.ClickHouseFormats(), formatRowBinary, formatRowBinaryWithNamesAndTypes, formatNative)
 }
+
+// The longest excerpts of a binary body's names and of a decoder's message that an error quotes.
+const (
+	maxBinaryNameBytes = 128
+	maxBinaryErrBytes  = 512
+)
 
 // binaryFormat returns the canonical name of a binary input format, "" for any other name.
 func binaryFormat(name string) string {
@@ -204,12 +211,18 @@ func (a *API) decodeBinary(call *ingestCall, format string) *httpx.Error {
 
 // binaryErr answers a body chformat cannot read.
 func binaryErr(format string, err error) *httpx.Error {
-	msg := strings.ReplaceAll(err.Error(), "chformat: ", "")
+	// A body that is not what its format says (compressed blocks sent without decompress=1,
+	// say) can make megabytes read as a column's name or type: quote no more than an excerpt.
+	msg := request.Excerpt(strings.ReplaceAll(err.Error(), "chformat: ", ""), maxBinaryErrBytes)
 	var re *chformat.RowError
 	if errors.As(err, &re) {
-		msg = fmt.Sprintf("column %q: %s (at row %d)", re.Column, strings.ReplaceAll(re.Err.Error(), "chformat: ", ""), re.Row+1)
+		msg = fmt.Sprintf("column %q: %s (at row %d)", request.Excerpt(re.Column, maxBinaryNameBytes),
+			request.Excerpt(strings.ReplaceAll(re.Err.Error(), "chformat: ", ""), maxBinaryErrBytes), re.Row+1)
 	}
+	var ce *chtype.Error
 	switch {
+	case errors.Is(err, chformat.ErrInvalidValue) && re != nil && errors.As(err, &ce):
+		return invalidValue(format, re, ce)
 	case errors.Is(err, chformat.ErrHeaderMismatch):
 		return &httpx.Error{Status: http.StatusBadRequest, Code: request.CodeTypesMismatch, Message: format + " header: " + msg}
 	case errors.Is(err, chformat.ErrUnsupportedType):
@@ -218,6 +231,21 @@ func binaryErr(format string, err error) *httpx.Error {
 		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: request.CodeBodyTooLarge, Message: format + ": " + msg}
 	}
 	return &httpx.Error{Status: http.StatusBadRequest, Code: "ingest.malformed_binary", Message: "Cannot read " + format + " data: " + msg}
+}
+
+// invalidValue refuses a binary body holding a value its column's type does not admit (an enum
+// value the type does not name) as the text formats refuse a bad row: ingest.invalid_rows
+// (Code 27) with the row error naming the row, the column and the value. A binary body is read
+// no further than its first invalid value, so the details count no total (0).
+func invalidValue(format string, re *chformat.RowError, ce *chtype.Error) *httpx.Error {
+	msg := ce.Message
+	if ce.Path != "" {
+		msg = "at " + ce.Path + ": " + msg
+	}
+	row := request.RowError{Row: re.Row, Column: re.Column, Code: string(ce.Code), Message: fmt.Sprintf("column %q: %s", re.Column, msg)}
+	return &httpx.Error{Status: http.StatusBadRequest, Code: request.CodeInvalidRows,
+		Message: fmt.Sprintf("%s row %d: %s; nothing was inserted (the body is read no further than its first invalid value)", format, re.Row, row.Message),
+		Details: request.InvalidRows{Rejected: 1, ErrorCount: 1, ErrorsByCode: map[string]int{row.Code: 1}, Errors: []request.RowError{row}}}
 }
 
 // chAnswers answers the ClickHouse interface's INSERTs.
@@ -231,15 +259,38 @@ func (c chAnswers) limited(w http.ResponseWriter, d limits.Decision) {
 	writeCH(w, c.r, limits.RejectError(d))
 }
 
-// replay sends a recorded answer again: ClickHouse's empty 200, or the error as first sent, its
-// exception code read back from its "Code: N." prefix.
+// chRecord is what the idempotency record of an accepted INSERT stores in place of its empty
+// body: the headers that carry the answer, which a replay sends again.
+type chRecord struct {
+	Summary   json.RawMessage `json:"summary"`
+	Sequence  string          `json:"sequence,omitempty"`
+	Committed string          `json:"committed,omitempty"`
+}
+
+// replay sends a recorded answer again: ClickHouse's empty 2xx with the original's
+// X-ClickHouse-Summary (its counts, read back from the record: chRecord), or the error as first
+// sent, its exception code read back from its "Code: N." prefix.
 func (c chAnswers) replay(w http.ResponseWriter, resp dedupe.Response) {
-	if resp.Status/100 != 2 {
-		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
-		if rest, ok := strings.CutPrefix(string(resp.Body), "Code: "); ok {
-			if n, _, ok := strings.Cut(rest, "."); ok {
-				w.Header().Set(httpx.ExceptionHeader, n)
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	if resp.Status/100 == 2 {
+		// A record stored before chRecord holds the empty body itself: no summary to give.
+		var rec chRecord
+		if json.Unmarshal(resp.Body, &rec) == nil && len(rec.Summary) > 0 {
+			h.Set(clickHouseSummaryHeader, string(rec.Summary))
+			if rec.Sequence != "" {
+				h.Set("X-Wavehouse-Sequence", rec.Sequence)
 			}
+			if rec.Committed != "" {
+				h.Set(committedHeader, rec.Committed)
+			}
+		}
+		w.WriteHeader(resp.Status)
+		return
+	}
+	if rest, ok := strings.CutPrefix(string(resp.Body), "Code: "); ok {
+		if n, _, ok := strings.Cut(rest, "."); ok {
+			h.Set(httpx.ExceptionHeader, n)
 		}
 	}
 	w.WriteHeader(resp.Status)
@@ -277,6 +328,10 @@ func (c chAnswers) accepted(w http.ResponseWriter, call ingestCall, res request.
 	h.Set(clickHouseSummaryHeader, string(summary))
 	h.Set("X-Wavehouse-Sequence", pub.Position.String())
 	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	if rs, ok := w.(recordSetter); ok {
+		rec, _ := json.Marshal(chRecord{Summary: summary, Sequence: pub.Position.String(), Committed: h.Get(committedHeader)})
+		rs.setRecord(rec)
+	}
 	w.WriteHeader(status)
 }
 
@@ -291,6 +346,11 @@ func clickhouseMessage(e httpx.Error) httpx.Error {
 	where := fmt.Sprintf("at row %d", first.Row+1)
 	if first.Line > 0 {
 		where += fmt.Sprintf(", line %d", first.Line)
+	}
+	if d.Total == 0 {
+		// A binary body (invalidValue): read up to its first invalid value only.
+		e.Message = fmt.Sprintf("Cannot parse input: %s (%s): nothing was inserted (the body is read no further than its first invalid value)", first.Message, where)
+		return e
 	}
 	e.Message = fmt.Sprintf("Cannot parse input: %s (%s): %d of %d rows are invalid, %d errors; nothing was inserted (send Accept: application/json for every row error)",
 		first.Message, where, d.Rejected, d.Total, d.ErrorCount)

@@ -279,6 +279,12 @@ func TestClickHouseRefusals(t *testing.T) {
 	wantCHError(t, f.do(t, call{method: http.MethodGet, path: "/?query=" + url.QueryEscape(ins), key: f.all}), 400, 164, "clickhouse.readonly", "POST")
 	wantCHError(t, f.chPost(t, f.all, "INSERT INTO events FORMAT JSONCompactEachRowWithNamesAndTypes", `["ts"]`+"\n"+`["String"]`+"\n"+`[0]`), 400, 117, "ingest.types_mismatch", `column "ts": the body says String, the table has DateTime`)
 	wantCHError(t, f.chPost(t, f.all, "INSERT INTO events FORMAT RowBinary", "\x01"), 400, 27, "ingest.malformed_binary", "at row 1")
+	// A megabyte read as a Native column name is quoted as an excerpt, not echoed whole.
+	huge := "\x01\x01\x80\x80\x40" + strings.Repeat("x", 1<<20) + "\x06String"
+	if r := f.chPost(t, f.all, "INSERT INTO events FORMAT Native", huge); r.status != http.StatusBadRequest || len(r.body) > 2048 ||
+		!strings.Contains(string(r.body), "xxx…") {
+		t.Fatalf("a megabyte column name: %d, %d bytes: %.300q", r.status, len(r.body), r.body)
+	}
 	if got := f.queuedRows(t); len(got) != 0 {
 		t.Fatalf("a refused request queued %q", got)
 	}
@@ -311,7 +317,8 @@ func TestClickHouseBadRowEveryFormat(t *testing.T) {
 }
 
 // TestClickHouseIdempotency: an Idempotency-Key, or ClickHouse's insert_deduplication_token,
-// makes a retried INSERT land once; the retry is answered 200 as a replay.
+// makes a retried INSERT land once; the retry is answered 200 as a replay, with the original's
+// X-ClickHouse-Summary and sequence.
 func TestClickHouseIdempotency(t *testing.T) {
 	f := newFixture(t, options{})
 	row := `{"ts":0,"user":"a"}`
@@ -327,6 +334,18 @@ func TestClickHouseIdempotency(t *testing.T) {
 		again := f.chPost(t, f.all, c.query, row, h...)
 		if first.status != 200 || again.status != 200 || again.header.Get(ReplayedHeader) != "true" {
 			t.Fatalf("%s: first %d %v, again %d %v", c.query, first.status, first.header, again.status, again.header)
+		}
+		for _, h := range []string{clickHouseSummaryHeader, "X-Wavehouse-Sequence"} {
+			if got, want := again.header.Get(h), first.header.Get(h); got != want || want == "" {
+				t.Errorf("%s: the replay's %s %q, want the original's %q", c.query, h, got, want)
+			}
+		}
+		var sum map[string]string
+		if err := json.Unmarshal([]byte(again.header.Get(clickHouseSummaryHeader)), &sum); err != nil || sum["written_rows"] != "1" {
+			t.Errorf("%s: the replay's summary %q, want written_rows 1", c.query, again.header.Get(clickHouseSummaryHeader))
+		}
+		if len(again.body) != 0 {
+			t.Errorf("%s: the replay's body %q, want ClickHouse's empty one", c.query, again.body)
 		}
 		if n := len(f.queuedRows(t)); n != 1 {
 			t.Fatalf("%s: queued %d rows, want 1", c.query, n)
@@ -357,5 +376,47 @@ func TestClickHouseWait(t *testing.T) {
 		if r.status != 200 || r.header.Get(committedHeader) != "true" {
 			t.Fatalf("%s: %d %v %s", q, r.status, r.header, r.body)
 		}
+	}
+}
+
+// TestClickHouseBinaryEnumValue: a Native or RowBinary value an Enum column does not name is
+// refused as the text formats refuse a bad row (400 ingest.invalid_rows, Code 27), naming the
+// row (from 1), the column and the value, not as malformed data; nothing is queued.
+func TestClickHouseBinaryEnumValue(t *testing.T) {
+	f := newFixture(t, options{})
+	exec(t, f.store, "CREATE TABLE "+f.db+".moods (id UInt8, mood Enum8('sad' = 1, 'ok' = 2)) ENGINE = MergeTree ORDER BY id")
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	native := binary.AppendUvarint(nil, 2)
+	native = binary.AppendUvarint(native, 2)
+	native = append(str(str(native, "id"), "UInt8"), 1, 2)
+	native = append(str(str(native, "mood"), "Enum8('sad' = 1, 'ok' = 2)"), 2, 7)
+	for _, c := range []struct{ format, body string }{
+		{"Native", string(native)},
+		{"RowBinary", string([]byte{1, 2, 2, 7})},
+	} {
+		q := "INSERT INTO moods FORMAT " + c.format
+		wantCHError(t, f.chPost(t, f.all, q, c.body), 400, 27, "ingest.invalid_rows", `column "mood"`, "7 is not a value of Enum8('sad' = 1, 'ok' = 2)", "at row 2")
+		r := f.chPost(t, f.all, q, c.body, "Accept", "application/json")
+		var e struct {
+			Code    string `json:"code"`
+			Details struct {
+				Errors []struct {
+					Row          int
+					Column, Code string
+					Message      string
+				} `json:"errors"`
+			} `json:"details"`
+		}
+		if err := json.Unmarshal(r.body, &e); err != nil || e.Code != "ingest.invalid_rows" || len(e.Details.Errors) != 1 ||
+			e.Details.Errors[0].Row != 1 || e.Details.Errors[0].Column != "mood" || e.Details.Errors[0].Code != "invalid_value" ||
+			!strings.Contains(e.Details.Errors[0].Message, "7 is not a value") {
+			t.Errorf("%s with Accept: application/json: %d %s, want ingest.invalid_rows with the row error at row 1, column mood, invalid_value", c.format, r.status, r.body)
+		}
+		if strings.Contains(string(r.body), "malformed") {
+			t.Errorf("%s: %s calls the value malformed", c.format, r.body)
+		}
+	}
+	if got := f.queuedRows(t); len(got) != 0 {
+		t.Fatalf("queued %q", got)
 	}
 }

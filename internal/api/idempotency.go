@@ -151,7 +151,11 @@ func (a *API) settleThenSend(call ingestCall, c *claim, rec *recorder, client ht
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if err := a.settle(ctx, c, status, rec.body.Bytes()); err != nil && !retryable(status) {
+	stored := rec.body.Bytes()
+	if rec.record != nil {
+		stored = rec.record
+	}
+	if err := a.settle(ctx, c, status, stored); err != nil && !retryable(status) {
 		// The request took effect but its record is not stored: answer with a prompt retry,
 		// which, once the claim's lease lapsed, finds the claim's frame (the rows are not enqueued again) and
 		// whose answer settles the record.
@@ -214,7 +218,18 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	body   bytes.Buffer
+	// record, when set (setRecord), is what the record stores in place of the body sent.
+	record []byte
 }
+
+// recordSetter is the writer of an answer under an idempotency claim, which may store more
+// than the body it sends: a ClickHouse INSERT's answer is an empty body whose meaning is in
+// its headers (chAnswers.accepted), which a replay sends again from the record.
+type recordSetter interface {
+	setRecord(b []byte)
+}
+
+func (r *recorder) setRecord(b []byte) { r.record = b }
 
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {

@@ -44,7 +44,7 @@ func checkErr(t *testing.T, err error) {
 	t.Helper()
 	var re *RowError
 	switch {
-	case errors.Is(err, ErrMalformed) || errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrMalformed) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrInvalidValue):
 		if !errors.As(err, &re) {
 			t.Fatalf("bad data without a RowError: %v", err)
 		}

@@ -18,13 +18,16 @@ type Decoded struct {
 }
 
 // The decoding errors. Every error the decoders return wraps exactly one of them; every
-// ErrMalformed is inside a *RowError.
+// ErrMalformed and ErrInvalidValue is inside a *RowError.
 var (
 	// ErrMalformed reports data that ends inside a value or is not a value of its column's
-	// type (a Nullable flag other than 0/1, an enum value the type does not name, decreasing
-	// array offsets, a LowCardinality index outside its dictionary, a type string that does
-	// not parse…).
+	// type (a Nullable flag other than 0/1, decreasing array offsets, a LowCardinality index
+	// outside its dictionary, a type string that does not parse…).
 	ErrMalformed = errors.New("chformat: truncated or malformed data")
+	// ErrInvalidValue reports a well-formed value its column's type does not admit: an enum
+	// value the type does not name. The error also wraps the *chtype.Error (CodeInvalidValue)
+	// that names the value and the type.
+	ErrInvalidValue = errors.New("chformat: invalid value")
 	// ErrUnsupportedType reports a column type the decoder cannot read.
 	ErrUnsupportedType = errors.New("chformat: unsupported type")
 	// ErrHeaderMismatch reports a RowBinaryWithNamesAndTypes header that names a column the

@@ -33,10 +33,11 @@
 // # Errors
 //
 // Every error wraps [ErrMalformed] (data that ends inside a value or is not a value of its
-// type), [ErrUnsupportedType] (a column type the decoder cannot read, named with its column),
+// type), [ErrInvalidValue] (an enum value its type does not name, with the *chtype.Error naming
+// it), [ErrUnsupportedType] (a column type the decoder cannot read, named with its column),
 // [ErrHeaderMismatch] (a RowBinaryWithNamesAndTypes header that does not fit the expected
 // columns) or [ErrTooLarge] (LowCardinality indexes repeating long keys far beyond the input's
-// size). Bad data is a *[RowError] giving the row's 0-based index and the column. No input
+// size). Bad data and invalid values are a *[RowError] giving the row's 0-based index and the column. No input
 // makes a decoder panic, and nothing is sized by a count the remaining input cannot hold;
 // FuzzDecodeNative and FuzzDecodeRowBinary hold them to that, and TestTruncatedAtEveryByte
 // checks that every truncation is a RowError.

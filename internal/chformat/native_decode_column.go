@@ -2,6 +2,7 @@ package chformat
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -38,6 +39,25 @@ func (e *valueError) Error() string { return e.err.Error() }
 
 func valueErr(i int, format string, args ...any) error {
 	return &valueError{index: i, err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
+}
+
+// leafErr is the valueError of a refused value of t at index i: ErrInvalidValue with chtype's
+// error (valueInvalid), else ErrMalformed.
+func leafErr(i int, t *chtype.Type, err error) error {
+	if ie := valueInvalid(err); ie != nil {
+		return &valueError{index: i, err: ie}
+	}
+	return valueErr(i, "%s value", t.Name)
+}
+
+// valueInvalid is ErrInvalidValue wrapping err when chtype refused a well-formed value (an
+// *chtype.Error: an enum value its type does not name), else nil.
+func valueInvalid(err error) error {
+	var ce *chtype.Error
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidValue, ce)
 }
 
 // isNothing reports the Nothing type (the element of an empty array literal, NULL's type inside
@@ -123,7 +143,7 @@ func readColumn(r *reader, t *chtype.Type, n int) (values, error) {
 		for i := 0; i < n; i++ {
 			out, k, err := t.AppendCanonicalRowBinary(v.buf, r.b[r.off:])
 			if err != nil {
-				return values{}, valueErr(i, "%s value", t.Name)
+				return values{}, leafErr(i, t, err)
 			}
 			v.buf, r.off = out, r.off+k
 			v.ends = append(v.ends, len(v.buf))

@@ -67,7 +67,7 @@ func TestNativeBadDataNamesRowAndColumn(t *testing.T) {
 		col  string
 	}{
 		{"enum value in an array", nativeBlock(3, testCol{"id", "UInt8", []byte{1, 2, 3}},
-			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(3, 3, 4), 1, 1, 1, 9)}), ErrMalformed, 2 + 2, "a"},
+			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(3, 3, 4), 1, 1, 1, 9)}), ErrInvalidValue, 2 + 2, "a"},
 		{"null flag", nativeBlock(2, testCol{"id", "UInt8", []byte{1, 2}},
 			testCol{"a", "Array(Enum8('x' = 1))", append(u64s(0, 1), 1)}, testCol{"n", "Nullable(UInt8)", []byte{0, 2, 0, 0}}), ErrMalformed, 2 + 1, "n"},
 		{"columns differ from the first block", nativeBlock(1, testCol{"id", "UInt16", []byte{1, 0}},
@@ -85,7 +85,20 @@ func TestNativeBadDataNamesRowAndColumn(t *testing.T) {
 			if !strings.Contains(err.Error(), `column "`+c.col+`"`) {
 				t.Fatalf("message %q does not name the column", err)
 			}
+			if c.err == ErrInvalidValue && (!strings.Contains(err.Error(), "9 is not a value of Enum8('x' = 1)") || errors.Is(err, ErrMalformed)) {
+				t.Fatalf("message %q does not name the value and its enum, or also says malformed", err)
+			}
 		})
+	}
+}
+
+// TestRowBinaryEnumValueNotNamed: an enum value the type does not name is ErrInvalidValue at
+// its row and column, naming the value, in RowBinary as in Native.
+func TestRowBinaryEnumValueNotNamed(t *testing.T) {
+	_, err := DecodeRowBinary([]byte{1, 1, 2, 7}, []string{"id", "e"}, []string{"UInt8", "Enum8('a' = 1)"}, false, nil)
+	wantRowError(t, err, ErrInvalidValue, 1, "e")
+	if !strings.Contains(err.Error(), "7 is not a value of Enum8('a' = 1)") || errors.Is(err, ErrMalformed) {
+		t.Fatalf("message %q does not name the value and its enum, or also says malformed", err)
 	}
 }
 

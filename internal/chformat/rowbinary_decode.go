@@ -70,6 +70,9 @@ func DecodeRowBinary(src []byte, names, types []string, withNamesAndTypes bool, 
 			}
 			out, n, err := t.AppendCanonicalRowBinary(dst, src[off:])
 			if err != nil {
+				if ie := valueInvalid(err); ie != nil {
+					return fail(&RowError{Row: rows, Column: names[i], Err: ie})
+				}
 				return fail(&RowError{Row: rows, Column: names[i], Err: fmt.Errorf("%w: %s value", ErrMalformed, types[i])})
 			}
 			dst, off = out, off+n

@@ -18,15 +18,85 @@ var ErrShortRowBinary = errors.New("chtype: RowBinary value truncated or malform
 
 // AppendCanonicalRowBinary reads one RowBinary value of t from the front of src and appends its
 // canonical JSON encoding — the bytes AppendCanonical returns for the value AppendRowBinary was
-// given — to dst. It returns the bytes of src consumed. Data that is not a value of t is
-// ErrShortRowBinary; dst is then returned at its original length.
+// given — to dst. It returns the bytes of src consumed. An enum value t (or an element of t)
+// does not name is an *Error with CodeInvalidValue naming the value and the enum type, its Path
+// locating the element; other data that is not a value of t is ErrShortRowBinary. dst is then
+// returned at its original length.
 func (t *Type) AppendCanonicalRowBinary(dst, src []byte) ([]byte, int, error) {
 	start := len(dst)
 	out, n, ok := t.readBin(dst, src)
 	if !ok {
-		return dst[:start], 0, ErrShortRowBinary
+		return dst[:start], 0, t.rowBinaryFault(src)
 	}
 	return out, n, nil
+}
+
+// rowBinaryFault explains why readBin refused the value of t at the front of src: the first enum
+// value it meets that its type does not name, else ErrShortRowBinary. It walks src as readBin
+// does (readBin skips the parts that read), and runs only once a value was refused.
+func (t *Type) rowBinaryFault(src []byte) error {
+	n := 0
+	// next explains the value of ft at src[n:] when it is refused, else skips it.
+	next := func(ft *Type, step string) (bool, error) {
+		_, k, ok := ft.readBin(nil, src[n:])
+		if !ok {
+			return true, within(ft.rowBinaryFault(src[n:]), step)
+		}
+		n += k
+		return false, nil
+	}
+	switch t.Kind {
+	case Nullable:
+		if len(src) > 0 && src[0] == 0 {
+			return t.Elem.rowBinaryFault(src[1:])
+		}
+	case LowCardinality:
+		return t.Elem.rowBinaryFault(src)
+	case Enum8, Enum16:
+		var v int64
+		switch {
+		case t.Kind == Enum8 && len(src) >= 1:
+			v = int64(int8(src[0]))
+		case t.Kind == Enum16 && len(src) >= 2:
+			v = int64(int16(binary.LittleEndian.Uint16(src)))
+		default:
+			return ErrShortRowBinary
+		}
+		if _, ok := t.enumByValue(v); !ok {
+			return errorf(CodeInvalidValue, "%d is not a value of %s", v, t.Name)
+		}
+	case Array, Map:
+		cnt, k := binary.Uvarint(src)
+		if k <= 0 || cnt > uint64(len(src)) {
+			return ErrShortRowBinary
+		}
+		n = k
+		for i := uint64(0); i < cnt; i++ {
+			if t.Kind == Array {
+				if done, err := next(t.Elem, "["+strconv.FormatUint(i, 10)+"]"); done {
+					return err
+				}
+				continue
+			}
+			if done, err := next(t.Key, "["+strconv.FormatUint(i, 10)+"].key"); done {
+				return err
+			}
+			if done, err := next(t.Value, "["+strconv.FormatUint(i, 10)+"].value"); done {
+				return err
+			}
+		}
+	case Tuple:
+		for i, f := range t.Fields {
+			step := "[" + strconv.Itoa(i) + "]"
+			if f.Name != "" {
+				step = "." + f.Name
+			}
+			if done, err := next(f.Type, step); done {
+				return err
+			}
+		}
+	}
+	return ErrShortRowBinary
 }
 
 // SkipRowBinary returns the length of the RowBinary value of t at the front of src.

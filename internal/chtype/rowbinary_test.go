@@ -2,7 +2,9 @@ package chtype
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +123,42 @@ func TestRowBinarySupported(t *testing.T) {
 		if got := ty.RowBinarySupported(); got != want {
 			t.Errorf("%s: RowBinarySupported() = %v, want %v", typ, got, want)
 		}
+	}
+}
+
+// TestRowBinaryEnumValueNotNamed: an enum value its type does not name is an *Error with
+// CodeInvalidValue naming the value, the type and where in a composite value it is; truncated
+// data stays ErrShortRowBinary.
+func TestRowBinaryEnumValueNotNamed(t *testing.T) {
+	const enum = "Enum8('a' = 1, 'b' = 2)"
+	for _, c := range []struct {
+		typ, hex, path string
+	}{
+		{enum, "07", ""},
+		{"Nullable(" + enum + ")", "0007", ""},
+		{"LowCardinality(" + enum + ")", "07", ""},
+		{"Array(" + enum + ")", "03010207", "[2]"},
+		{"Tuple(x UInt8, e " + enum + ")", "0507", ".e"},
+		{"Map(String, " + enum + ")", "01016b07", "[0].value"},
+		{"Enum16('a' = 1000)", "e903", ""},
+	} {
+		ty, err := Parse(c.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, _ := hex.DecodeString(c.hex)
+		out, _, err := ty.AppendCanonicalRowBinary([]byte("x"), bin)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidValue || e.Path != c.path || !strings.Contains(e.Message, "is not a value of Enum") || string(out) != "x" {
+			t.Errorf("%s %s: %v (out %q), want invalid_value at %q", c.typ, c.hex, err, out, c.path)
+			continue
+		}
+		if want := map[string]string{"e903": "1001"}[c.hex]; want != "" && !strings.HasPrefix(e.Message, want+" ") {
+			t.Errorf("%s %s: %q, want the value %s named", c.typ, c.hex, e.Message, want)
+		}
+	}
+	ty, _ := Parse("Array(" + enum + ")")
+	if _, _, err := ty.AppendCanonicalRowBinary(nil, []byte{3, 1, 2}); !errors.Is(err, ErrShortRowBinary) {
+		t.Errorf("truncated array: %v, want ErrShortRowBinary", err)
 	}
 }

@@ -21,10 +21,20 @@ func WantsJSONErrors(r *http.Request) bool {
 // request asks for it (WantsJSONErrors), with the ClickHouse exception code in its header either
 // way.
 func WriteClickHouseForm(w http.ResponseWriter, r *http.Request, e Error) {
-	if WantsJSONErrors(r) {
-		w.Header().Set(ExceptionHeader, strconv.Itoa(ExceptionFor(e.Code).Code))
+	WriteClickHouseAnswer(w, WantsJSONErrors(r), e, Exception{})
+}
+
+// WriteClickHouseAnswer is WriteClickHouseForm for a caller that decided the form already
+// (asJSON: WantsJSONErrors of the request) and may name the ClickHouse error itself (exc, when
+// its Code is not zero, overrides the mapping of e.Code), in the body and the header alike.
+func WriteClickHouseAnswer(w http.ResponseWriter, asJSON bool, e Error, exc Exception) {
+	if exc.Code == 0 {
+		exc = ExceptionFor(e.Code)
+	}
+	if asJSON {
+		w.Header().Set(ExceptionHeader, strconv.Itoa(exc.Code))
 		WriteError(w, e)
 		return
 	}
-	WriteClickHouseError(w, e, Exception{}, "")
+	WriteClickHouseError(w, e, exc)
 }

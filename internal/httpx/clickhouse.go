@@ -162,11 +162,16 @@ const ExceptionHeader = "X-ClickHouse-Exception-Code"
 // a client that knows WaveHouse can tell, say, a full queue from a rate limit.
 const GatewayCodeHeader = "X-Wavehouse-Error-Code"
 
+// ClickHouseVersion is the ClickHouse version the ClickHouse HTTP interface reports: the
+// result of version() and the "(version …)" of every error it answers, reads and inserts
+// alike. Clients gate features on it (see query.ServerVersion for why this one).
+const ClickHouseVersion = "25.8.1.1"
+
 // WriteClickHouseError writes e the way ClickHouse's HTTP interface answers an error: e's status,
 // a plain-text body "Code: N. DB::Exception: <message> (NAME) (version …)" that the official
 // clients parse, the X-ClickHouse-Exception-Code header, and the gateway's code in
 // X-Wavehouse-Error-Code. exc, when its Code is not zero, overrides the mapping of e.Code.
-func WriteClickHouseError(w http.ResponseWriter, e Error, exc Exception, version string) {
+func WriteClickHouseError(w http.ResponseWriter, e Error, exc Exception) {
 	if exc.Code == 0 {
 		exc = ExceptionFor(e.Code)
 	}
@@ -186,11 +191,11 @@ func WriteClickHouseError(w http.ResponseWriter, e Error, exc Exception, version
 		status = http.StatusInternalServerError
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(AppendClickHouseException(nil, exc, e.Message, version))
+	_, _ = w.Write(AppendClickHouseException(nil, exc, e.Message))
 }
 
 // AppendClickHouseException appends the ClickHouse error text of exc with message to dst.
-func AppendClickHouseException(dst []byte, exc Exception, message, version string) []byte {
+func AppendClickHouseException(dst []byte, exc Exception, message string) []byte {
 	dst = append(dst, "Code: "...)
 	dst = strconv.AppendInt(dst, int64(exc.Code), 10)
 	dst = append(dst, ". DB::Exception: "...)
@@ -198,9 +203,6 @@ func AppendClickHouseException(dst []byte, exc Exception, message, version strin
 	dst = append(dst, " ("...)
 	dst = append(dst, exc.Name...)
 	dst = append(dst, ") (version "...)
-	if version == "" {
-		version = "wavehouse"
-	}
-	dst = append(dst, version...)
+	dst = append(dst, ClickHouseVersion...)
 	return append(dst, ")\n"...)
 }

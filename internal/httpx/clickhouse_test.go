@@ -14,12 +14,12 @@ var clientErrorRe = regexp.MustCompile(`(?s)(Code|Error): (?P<code>\d+).*Excepti
 
 func TestWriteClickHouseErrorIsWhatClientsParse(t *testing.T) {
 	rec := httptest.NewRecorder()
-	WriteClickHouseError(rec, Error{Status: http.StatusBadRequest, Code: "ingest.invalid_rows", Message: "row 3, column score: not a Float64", RetryAfter: 1500 * time.Millisecond}, Exception{}, "1.2.3")
+	WriteClickHouseError(rec, Error{Status: http.StatusBadRequest, Code: "ingest.invalid_rows", Message: "row 3, column score: not a Float64", RetryAfter: 1500 * time.Millisecond}, Exception{})
 	if rec.Code != http.StatusBadRequest {
 		t.Fatalf("status %d", rec.Code)
 	}
 	body := rec.Body.String()
-	if want := "Code: 27. DB::Exception: row 3, column score: not a Float64 (CANNOT_PARSE_INPUT_ASSERTION_FAILED) (version 1.2.3)\n"; body != want {
+	if want := "Code: 27. DB::Exception: row 3, column score: not a Float64 (CANNOT_PARSE_INPUT_ASSERTION_FAILED) (version " + ClickHouseVersion + ")\n"; body != want {
 		t.Fatalf("body %q, want %q", body, want)
 	}
 	m := clientErrorRe.FindStringSubmatch(body)

@@ -31,6 +31,9 @@ type ClickHouseRead struct {
 	SQL, Format string
 	Settings    url.Values
 	QueryID     string
+	// JSONErrors asks for the gateway's JSON error form (httpx.WantsJSONErrors) instead of
+	// ClickHouse's, for an error found before the answer's status line.
+	JSONErrors bool
 }
 
 // What the ClickHouse interface says about the server, in the connect queries of the official
@@ -43,7 +46,8 @@ const (
 	// 25.8 (the flattened Dynamic/JSON serialisation, 25.6) only concerns Dynamic and JSON
 	// columns, which the gateway's Native output sends as String. Later gates (none in
 	// v2.51.0) stay off.
-	ServerVersion = "25.8.1.1"
+	// The one value lives in httpx, which writes it into every error of the interface too.
+	ServerVersion = httpx.ClickHouseVersion
 	// ServerTimezone is timezone(): the store's sessions run in UTC.
 	ServerTimezone = "UTC"
 	// ServerRevision is revision(): the protocol revision the gateway claims, which its Native
@@ -191,7 +195,7 @@ func (e *chRefusal) Error() string { return e.msg }
 // TabSeparated; the connect queries of the official clients are answered without the store;
 // anything else is refused with a ClickHouse-style error naming what is not supported.
 func (s *Service) ServeClickHouse(w http.ResponseWriter, ctx context.Context, tenant string, target store.Target, acc Access, req ClickHouseRead) {
-	resp := &chResponder{queryID: req.QueryID}
+	resp := &chResponder{queryID: req.QueryID, jsonErrors: req.JSONErrors}
 	if resp.queryID == "" {
 		resp.queryID = newQueryID()
 	}
@@ -310,6 +314,9 @@ func (s *Service) writeLocal(w http.ResponseWriter, resp *chResponder, f Format,
 // chResponder answers in the ClickHouse HTTP interface's form.
 type chResponder struct {
 	queryID string
+	// jsonErrors answers errors found before the status line as the gateway's JSON
+	// (ClickHouseRead.JSONErrors).
+	jsonErrors bool
 }
 
 func (c *chResponder) header(h http.Header, f Format, st *store.Stats) {
@@ -345,7 +352,7 @@ func summary(st store.Stats) string {
 func (c *chResponder) writeError(w http.ResponseWriter, err error) {
 	e, exc := chException(err)
 	w.Header().Set("X-ClickHouse-Query-Id", c.queryID)
-	httpx.WriteClickHouseError(w, e, exc, ServerVersion)
+	httpx.WriteClickHouseAnswer(w, c.jsonErrors, e, exc)
 }
 
 // chException is the gateway error and the ClickHouse error a ClickHouse client is shown for
@@ -401,7 +408,7 @@ func appendCHException(dst []byte, err error) []byte {
 	if exc.Code == 0 {
 		exc = httpx.ExceptionFor(e.Code)
 	}
-	return httpx.AppendClickHouseException(dst, exc, e.Message, ServerVersion)
+	return httpx.AppendClickHouseException(dst, exc, e.Message)
 }
 
 // newQueryID returns a random UUID (version 4), as ClickHouse generates query ids.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,8 @@ func TestIsolation(t *testing.T) {
 }
 
 // checkIngestQuery ingests a row per tenant and reads each tenant's events with the same SQL
-// text twice (the second answer from the cache), through the same pipe, and across databases.
+// text twice (the second answer from the cache), through the ClickHouse interface, through the
+// same pipe, and across databases.
 func checkIngestQuery(t *testing.T, g *gateway, a, b *tenant) {
 	for _, tn := range []*tenant{a, b} {
 		r := g.ingest(t, tn.key(t, "ingest").Token, "events", "wait=committed", fmt.Sprintf(`{"id":"row-of-%s","n":1}`, tn.Name))
@@ -88,6 +90,12 @@ func checkIngestQuery(t *testing.T, g *gateway, a, b *tenant) {
 			if i == 5 {
 				t.Fatalf("query as tenant %s: no cache HIT after %d identical queries", tn.Name, i+1)
 			}
+		}
+		// The same SQL through the ClickHouse interface, the key as the Basic password.
+		tok, cred := chCredential(token, true)
+		ch := g.do(t, http.MethodGet, "/?query="+url.QueryEscape(sql+" FORMAT JSONEachRow"), tok, nil, cred...)
+		if got := idsOf(t, ch.Body); ch.Status != http.StatusOK || !slices.Equal(got, []string{"row-of-" + tn.Name}) {
+			t.Fatalf("GET / as tenant %s: %s, want only its own row", tn.Name, ch)
 		}
 		p := g.do(t, http.MethodGet, "/v1/pipes/recent?format=ndjson", token, nil)
 		if p.Status != http.StatusOK {

@@ -172,6 +172,10 @@ func excerptBytes(b []byte, n int) string {
 	return excerpt(string(b), n)
 }
 
+// Excerpt returns at most n bytes of s, cut on a UTF-8 boundary and marked ("…") when cut: for
+// messages that quote what a client sent.
+func Excerpt(s string, n int) string { return excerpt(s, n) }
+
 // excerpt returns at most n bytes of s, cut on a UTF-8 boundary, marked when cut.
 func excerpt(s string, n int) string {
 	if len(s) <= n {
