@@ -85,5 +85,5 @@ func startAllInOne(t *testing.T, storeYAML string) (*gatewaybin.Process, target)
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	return p, target{api: api, ops: p.OpsURL(), dedupes: true, writer: newInDoubt(t.Context(), p.OpsURL()),
 		opKey:     gatewaybin.OperatorKey(t, filepath.Join(dir, "data")),
-		writerLog: func() string { return p.Tail(6000) }}
+		writerLog: func() string { return p.Tail(6000) }, logs: p.Output}
 }

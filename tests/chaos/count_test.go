@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,6 +95,7 @@ type tally struct {
 	Stray         int // rows of no request sent (must be 0)
 	GaveUp        int // keyed requests never acknowledged
 	lostExamples  []uint64
+	dupExamples   []uint64 // acknowledged requests with rows stored more than once
 }
 
 // count compares the ledger with what the table holds.
@@ -115,6 +116,9 @@ func count(outcomes map[uint64]outcome, have map[uint64]stored) tally {
 					c.lostExamples = append(c.lostExamples, b)
 				}
 			}
+			if s.dupIDs > 0 && len(c.dupExamples) < 5 {
+				c.dupExamples = append(c.dupExamples, b)
+			}
 			c.Duplicated += s.dupIDs
 			c.DupExtra += s.rows - s.ids
 			if o == keyedAcked {
@@ -134,7 +138,8 @@ func count(outcomes map[uint64]outcome, have map[uint64]stored) tally {
 			c.Stray += s.rows
 		}
 	}
-	sort.Slice(c.lostExamples, func(i, j int) bool { return c.lostExamples[i] < c.lostExamples[j] })
+	slices.Sort(c.lostExamples)
+	slices.Sort(c.dupExamples)
 	return c
 }
 

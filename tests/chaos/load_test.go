@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,10 +57,84 @@ type ledger struct {
 	retries  int         // keyed requests sent again with the same key
 	lastErr  string      // the last final refusal of a keyed request
 	acks     int         // requests acknowledged, both kinds
+	start    time.Time   // when the ledger was made: attempts are timed from it
+	trail    map[uint64][]attempt
+}
+
+// attempt is one try of a request, kept to name what happened to a request whose rows are
+// lost or duplicated.
+type attempt struct {
+	at, took time.Duration // sent at (since the ledger's start); answered after
+	status   int           // 0: transport error
+	detail   string        // the refusal's error code, the transport error, or "replayed"
+}
+
+func (a attempt) String() string {
+	return fmt.Sprintf("at %s took %s: %d %s", a.at.Round(time.Millisecond), a.took.Round(time.Millisecond), a.status, a.detail)
 }
 
 func newLedger() *ledger {
-	return &ledger{outcomes: map[uint64]outcome{}, statuses: map[int]int{}}
+	return &ledger{outcomes: map[uint64]outcome{}, statuses: map[int]int{}, start: time.Now(), trail: map[uint64][]attempt{}}
+}
+
+// tried records one attempt of request b, sent at sent, with its answer (r or err).
+func (l *ledger) tried(b uint64, sent time.Time, r gatewaybin.Response, err error) {
+	a := attempt{status: r.Status}
+	switch {
+	case err != nil:
+		a.status, a.detail = 0, err.Error()
+	case r.Header.Get("Idempotent-Replayed") != "":
+		a.detail = "replayed"
+	case !r.OK():
+		var e gatewaybin.APIError
+		if json.Unmarshal(r.Body, &e) == nil && e.Code != "" {
+			a.detail = e.Code
+		} else {
+			a.detail = fmt.Sprintf("%.80s", r.Body)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a.at, a.took = sent.Sub(l.start), time.Since(sent)
+	l.trail[b] = append(l.trail[b], a)
+}
+
+// history describes request b: its outcome and every attempt.
+func (l *ledger) history(b uint64) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var s strings.Builder
+	fmt.Fprintf(&s, "request %d (ids %d-%d, %s)", b, b*rowsPerRequest, b*rowsPerRequest+rowsPerRequest-1, l.outcomes[b])
+	// A run of attempts with the same answer is one line: first and last attempt.
+	trail := l.trail[b]
+	for i := 0; i < len(trail); {
+		j := i
+		for j+1 < len(trail) && trail[j+1].status == trail[i].status && trail[j+1].detail == trail[i].detail {
+			j++
+		}
+		if j == i {
+			fmt.Fprintf(&s, "\n  attempt %d (X-Request-Id %s) %s", i, requestID(b, i), trail[i])
+		} else {
+			fmt.Fprintf(&s, "\n  attempts %d-%d (%d×, X-Request-Id %s…%s) first %s; last %s", i, j, j-i+1, requestID(b, i), requestID(b, j), trail[i], trail[j])
+		}
+		i = j + 1
+	}
+	return s.String()
+}
+
+// requestID is the X-Request-Id of attempt i of request b, which names it in the gateway's log.
+func requestID(b uint64, i int) string { return fmt.Sprintf("chaos-%d-%d", b, i) }
+
+func (o outcome) String() string {
+	switch o {
+	case acked:
+		return "unkeyed, acknowledged"
+	case keyedAcked:
+		return "keyed, acknowledged"
+	case keyedGaveUp:
+		return "keyed, given up"
+	}
+	return "no 2xx"
 }
 
 // take returns a new request number, recorded as unknown until told otherwise.
@@ -175,14 +250,18 @@ func (g *loadGen) stop(bound time.Duration) {
 	g.stopKeyed()
 }
 
-func (g *loadGen) send(ctx context.Context, b uint64, key string) (gatewaybin.Response, error) {
+// send sends attempt i of request b (with key, when set) and records it in the ledger.
+func (g *loadGen) send(ctx context.Context, b uint64, i int, key string) (gatewaybin.Response, error) {
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	h := http.Header{"Content-Type": {"application/x-ndjson"}}
+	h := http.Header{"Content-Type": {"application/x-ndjson"}, "X-Request-Id": {requestID(b, i)}}
 	if key != "" {
 		h.Set("Idempotency-Key", key)
 	}
-	return g.api.Try(rctx, http.MethodPost, "/v1/ingest/"+g.table, h, body(b, key != ""))
+	sent := time.Now()
+	r, err := g.api.Try(rctx, http.MethodPost, "/v1/ingest/"+g.table, h, body(b, key != ""))
+	g.l.tried(b, sent, r, err)
+	return r, err
 }
 
 // unkeyed sends each request once: a 2xx makes its rows acknowledged, anything else leaves them
@@ -190,7 +269,7 @@ func (g *loadGen) send(ctx context.Context, b uint64, key string) (gatewaybin.Re
 func (g *loadGen) unkeyed(ctx context.Context) {
 	for ctx.Err() == nil {
 		b := g.l.take()
-		r, err := g.send(ctx, b, "")
+		r, err := g.send(ctx, b, 0, "")
 		switch {
 		case err == nil && r.OK():
 			g.l.set(b, acked)
@@ -215,7 +294,7 @@ func (g *loadGen) keyed(ctx context.Context) {
 			if attempt > 0 {
 				g.l.retried()
 			}
-			r, err := g.send(ctx, b, key)
+			r, err := g.send(ctx, b, attempt, key)
 			if err == nil && r.OK() {
 				g.l.set(b, keyedAcked)
 				break

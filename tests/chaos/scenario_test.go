@@ -46,6 +46,8 @@ type target struct {
 	writer *inDoubt
 	// writerLog returns the tail of the writer process's output, for a queue that did not drain.
 	writerLog func() string
+	// logs returns the output of every gateway process so far, to find a request's lines in.
+	logs func() string
 }
 
 // fault is one kind of fault; inject strikes once and returns when the deployment recovered.
@@ -145,6 +147,7 @@ func runScenario(t *testing.T, name, table string, tg target, f fault) (drainedO
 		Dedupes: tg.dedupes, InDoubt: formatCounts(doubt), Verdict: verdict,
 	})
 
+	explain(t, l, tg, c)
 	if c.Lost > 0 {
 		t.Errorf("%d of %d acknowledged rows are not in ClickHouse (first requests missing rows: %v; DLQ entries %v; queue drained: %v)",
 			c.Lost, c.AckedRows, c.lostExamples, drained.sum(metricDLQ), ok)
@@ -178,4 +181,44 @@ func formatCounts(m map[string]float64) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// explain logs the history of the first requests whose rows are lost or duplicated: every
+// attempt the client made, and the gateway's log lines naming those attempts.
+func explain(t *testing.T, l *ledger, tg target, c tally) {
+	t.Helper()
+	if len(c.lostExamples)+len(c.dupExamples) == 0 {
+		return
+	}
+	var out string
+	if tg.logs != nil {
+		out = tg.logs()
+	}
+	for _, set := range []struct {
+		what string
+		bs   []uint64
+	}{{"rows lost", c.lostExamples}, {"rows stored more than once", c.dupExamples}} {
+		for _, b := range set.bs {
+			t.Logf("%s: %s\n  gateway log lines:\n%s", set.what, l.history(b), linesWith(out, fmt.Sprintf("chaos-%d-", b), 10, 30))
+		}
+	}
+}
+
+// linesWith returns the lines of out that contain substr: the first head and the last tail of
+// them, so both the first attempt and the final ones show.
+func linesWith(out, substr string, head, tail int) string {
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, substr) {
+			lines = append(lines, "    "+strings.TrimRight(line, "\n"))
+		}
+	}
+	if len(lines) == 0 {
+		return "    (none)"
+	}
+	if len(lines) > head+tail {
+		left := len(lines) - head - tail
+		lines = append(lines[:head:head], append([]string{fmt.Sprintf("    … %d lines left out …", left)}, lines[len(lines)-tail:]...)...)
+	}
+	return strings.Join(lines, "\n")
 }

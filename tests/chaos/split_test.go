@@ -51,6 +51,7 @@ func (s *split) target(t *testing.T) target {
 		api: api, ops: s.ingest.Ops, dedupes: false, ddl: plainDDL, opKey: s.api.OperatorKey(t),
 		read: readFromServer(&s.ch.ClickHouse, s.b.Database), writer: newInDoubt(t.Context(), s.ingest.Ops),
 		writerLog: func() string { return s.ingest.Process.Tail(6000) },
+		logs:      func() string { return s.api.Process.Output() + s.ingest.Process.Output() },
 	}
 }
 
