@@ -108,6 +108,12 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, call ingestCall) (
 			Message: "idempotency keys cannot be checked right now; retry with the same key", Retryable: true, RetryAfter: a.cfg.RetryAfter})
 		return nil, true, false
 	}
+	if res.MarkLapsed {
+		// The limit of docs/idempotency.md#limits: an earlier attempt was marked with a queue
+		// frame that can no longer be resolved, so this one may enqueue the rows again.
+		a.deps.Log.WarnContext(r.Context(), "idempotency: a retry claimed a key whose earlier attempt can no longer be resolved; its rows may be enqueued twice",
+			"tenant", tenant, "table", table)
+	}
 	switch res.Outcome {
 	case dedupe.OutcomeDuplicate:
 		w.Header().Set(ReplayedHeader, "true")

@@ -38,6 +38,12 @@ func Inherited(rec Record, now time.Time) (frame string, until time.Time) {
 	return "", time.Time{}
 }
 
+// MarkLapsed reports whether the expired record rec at now is a pending claim whose mark can no
+// longer be resolved: a claim replacing it cannot tell whether its request was enqueued.
+func MarkLapsed(rec Record, now time.Time) bool {
+	return rec.State == StatePending && rec.Frame != "" && !now.Before(rec.FrameUntil)
+}
+
 // CheckMark validates the arguments of Store.Mark.
 func CheckMark(frame string, claims []Owned) error {
 	if frame == "" {

@@ -124,6 +124,11 @@ type Reservation struct {
 	// lapsed lease or a committed record past its retention) and the claim replaced it. Metrics
 	// count it as the "expired" outcome.
 	Reclaimed bool
+	// MarkLapsed is true for OutcomeClaimed when the replaced record was a pending claim marked
+	// with a queue frame that can no longer be resolved (past its FrameUntil): the earlier
+	// attempt's request may be enqueued, and this claim cannot find out, so publishing it again
+	// may enqueue it twice (docs/idempotency.md#limits). Metrics count it as "mark_lapsed".
+	MarkLapsed bool
 	// Record is the existing record for OutcomeDuplicate, OutcomeInFlight and
 	// OutcomeMismatch.
 	Record Record

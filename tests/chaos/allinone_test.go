@@ -62,6 +62,7 @@ func TestChaosAllInOneSIGKILL(t *testing.T) {
 		name: "SIGKILL all-in-one",
 		inject: func(t *testing.T, _ *rand.Rand) {
 			tg.writer.bank(t.Context())
+			tg.reserves.bank(t.Context())
 			p.Kill(t)
 			p.Start(t)
 		},
@@ -84,6 +85,7 @@ func startAllInOne(t *testing.T, storeYAML string) (*gatewaybin.Process, target)
 	api := loadClient(p.APIURL())
 	t.Cleanup(api.HTTP.CloseIdleConnections)
 	return p, target{api: api, ops: p.OpsURL(), dedupes: true, writer: newInDoubt(t.Context(), p.OpsURL()),
+		reserves:  newOutcomes(t.Context(), p.OpsURL(), metricReserve),
 		opKey:     gatewaybin.OperatorKey(t, filepath.Join(dir, "data")),
 		writerLog: func() string { return p.Tail(6000) }, logs: p.Output}
 }

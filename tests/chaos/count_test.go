@@ -89,6 +89,7 @@ type tally struct {
 	Duplicated    int // acknowledged rows stored more than once
 	DupExtra      int // rows beyond the first copy, over acknowledged rows
 	KeyedDup      int // of Duplicated, rows of keyed requests
+	KeyedDupReqs  int // keyed requests with rows stored more than once
 	UnknownRows   int // rows of requests without a 2xx
 	UnknownStored int // of them, stored
 	UnknownDup    int // of them, stored more than once
@@ -121,8 +122,9 @@ func count(outcomes map[uint64]outcome, have map[uint64]stored) tally {
 			}
 			c.Duplicated += s.dupIDs
 			c.DupExtra += s.rows - s.ids
-			if o == keyedAcked {
+			if o == keyedAcked && s.dupIDs > 0 {
 				c.KeyedDup += s.dupIDs
+				c.KeyedDupReqs++
 			}
 		default:
 			if o == keyedGaveUp {

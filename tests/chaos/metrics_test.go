@@ -22,6 +22,7 @@ const (
 	metricDLQ        = "wavehouse_mq_dlq_entries"
 	metricInDoubt    = "wavehouse_ingest_in_doubt_batches_total"
 	metricTableDedup = "wavehouse_ingest_table_insert_dedup"
+	metricReserve    = "wavehouse_dedupe_reserve_total"
 )
 
 // drainTimeout bounds the wait for the queue to drain at the end of a scenario: a killed ingest
@@ -133,14 +134,21 @@ func waitDrained(t *testing.T, ops string) (metrics, bool) {
 // it just before a kill and adds what that life counted; what the running life had counted
 // before (an earlier scenario on the same process) is subtracted.
 type inDoubt struct {
-	ops string
+	ops    string
+	metric string // the counter, by outcome: metricInDoubt unless newOutcomes says otherwise
 
 	mu     sync.Mutex
 	banked map[string]float64 // outcome → sum over ended lives, less base
 }
 
 func newInDoubt(ctx context.Context, ops string) *inDoubt {
-	d := &inDoubt{ops: ops, banked: map[string]float64{}}
+	return newOutcomes(ctx, ops, metricInDoubt)
+}
+
+// newOutcomes is an inDoubt over another counter with an outcome label: the api process's
+// metricReserve, whose "mark_lapsed" explains a keyed request enqueued twice.
+func newOutcomes(ctx context.Context, ops, metric string) *inDoubt {
+	d := &inDoubt{ops: ops, metric: metric, banked: map[string]float64{}}
 	for o, v := range d.outcomes(ctx) {
 		d.banked[o] = -v
 	}
@@ -154,7 +162,7 @@ func (d *inDoubt) outcomes(ctx context.Context) map[string]float64 {
 	if err != nil {
 		return out
 	}
-	for s, v := range m.series(metricInDoubt) {
+	for s, v := range m.series(d.metric) {
 		_, labels, _ := strings.Cut(s, "{")
 		_, o, _ := strings.Cut(labels, `outcome="`)
 		o, _, _ = strings.Cut(o, `"`)

@@ -41,6 +41,7 @@ func TestChaosReplicatedSIGKILL(t *testing.T) {
 		inject: func(t *testing.T, _ *rand.Rand) {
 			faults++
 			tg.writer.bank(t.Context())
+			tg.reserves.bank(t.Context())
 			p.Kill(t)
 			if faults%2 == 0 {
 				p.SetArgs(fmt.Sprintf("--fault-kill-after=%s:%d", writer.FaultInserted, crashBatch))

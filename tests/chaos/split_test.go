@@ -50,6 +50,7 @@ func (s *split) target(t *testing.T) target {
 	return target{
 		api: api, ops: s.ingest.Ops, dedupes: false, ddl: plainDDL, opKey: s.api.OperatorKey(t),
 		read: readFromServer(&s.ch.ClickHouse, s.b.Database), writer: newInDoubt(t.Context(), s.ingest.Ops),
+		reserves:  newOutcomes(t.Context(), s.api.Ops, metricReserve),
 		writerLog: func() string { return s.ingest.Process.Tail(6000) },
 		logs:      func() string { return s.api.Process.Output() + s.ingest.Process.Output() },
 	}
@@ -80,6 +81,9 @@ func TestChaosSplit(t *testing.T) {
 			return fault{name: "SIGKILL " + p.Role, inject: func(t *testing.T, _ *rand.Rand) {
 				if writer {
 					tg.writer.bank(t.Context())
+				}
+				if p == s.api {
+					tg.reserves.bank(t.Context())
 				}
 				p.Process.Kill(t)
 				p.Process.Start(t)

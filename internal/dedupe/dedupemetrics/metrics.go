@@ -14,11 +14,13 @@ import (
 
 // Reserve outcome label values. OutcomeExpired is a claim that replaced an expired record.
 const (
-	OutcomeNew      = "new"
-	OutcomeExpired  = "expired"
-	OutcomeReplayed = "replayed"
-	OutcomeInFlight = "in_flight"
-	OutcomeConflict = "conflict"
+	OutcomeNew     = "new"
+	OutcomeExpired = "expired"
+	// OutcomeMarkLapsed is a claim over an earlier attempt whose mark lapsed (Reservation.MarkLapsed).
+	OutcomeMarkLapsed = "mark_lapsed"
+	OutcomeReplayed   = "replayed"
+	OutcomeInFlight   = "in_flight"
+	OutcomeConflict   = "conflict"
 )
 
 // Metrics holds the collectors, registered once and shared by every wrapped store.
@@ -34,7 +36,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "wavehouse_dedupe_reserve_total",
-			Help: "Idempotency-key reservations by outcome (new, expired, replayed, in_flight, conflict).",
+			Help: "Idempotency-key reservations by outcome (new, expired, mark_lapsed: claimed over an earlier attempt whose queue frame can no longer be resolved, so it may be enqueued twice; replayed, in_flight, conflict).",
 		}, []string{"outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "wavehouse_dedupe_call_duration_seconds",
@@ -152,6 +154,9 @@ func (s *sweepingStore) Sweep(ctx context.Context, now time.Time) (int, error) {
 func outcome(res dedupe.Reservation) string {
 	switch res.Outcome {
 	case dedupe.OutcomeClaimed:
+		if res.MarkLapsed {
+			return OutcomeMarkLapsed
+		}
 		if res.Reclaimed {
 			return OutcomeExpired
 		}

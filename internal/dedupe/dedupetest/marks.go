@@ -151,3 +151,35 @@ func testSweepKeepsMarked(t *testing.T, e *env) {
 	}
 	wantFrame(t, "claim after the sweep", claim(t, s, k, fpA, lease), "", time.Time{})
 }
+
+// testMarkLapsed: a claim over a marked claim whose mark can no longer be resolved inherits no
+// frame and says so (MarkLapsed: its earlier attempt may be enqueued); a claim over a lapsed
+// unmarked claim, over a live mark or over nothing does not.
+func testMarkLapsed(t *testing.T, e *env) {
+	s := e.h.Open(t)
+	k := key("req-mark-lapsed")
+	if res := reserve(t, s, k, fpA, lease); res.Outcome != dedupe.OutcomeClaimed || res.MarkLapsed {
+		t.Fatalf("first claim = %+v, want claimed without MarkLapsed", res)
+	}
+	e.clock.Advance(lease)
+	res := reserve(t, s, k, fpA, lease) // over a lapsed, unmarked claim
+	if res.Outcome != dedupe.OutcomeClaimed || !res.Reclaimed || res.MarkLapsed {
+		t.Fatalf("claim over an unmarked lapsed claim = %+v, want reclaimed without MarkLapsed", res)
+	}
+	until := e.clock.Now().Add(frameWindow)
+	mark(t, s, "frame-lapsing", until, dedupe.Owned{Key: k, Token: res.Claim.Token})
+	e.clock.Advance(lease)
+	res = reserve(t, s, k, fpA, lease) // the mark is still resolvable: carried, not lapsed
+	if res.MarkLapsed || res.Claim.Frame != "frame-lapsing" {
+		t.Fatalf("claim over a live mark = %+v, want the frame carried without MarkLapsed", res)
+	}
+	e.clock.Advance(frameWindow)
+	res = reserve(t, s, k, fpA, lease)
+	if res.Outcome != dedupe.OutcomeClaimed || !res.MarkLapsed || res.Claim.Frame != "" {
+		t.Fatalf("claim over a lapsed mark = %+v, want claimed with MarkLapsed and no frame", res)
+	}
+	e.clock.Advance(lease)
+	if res := reserve(t, s, k, fpA, lease); res.MarkLapsed {
+		t.Fatalf("the claim after the MarkLapsed one = %+v: it carried no mark, so nothing lapsed", res)
+	}
+}

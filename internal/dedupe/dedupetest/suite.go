@@ -79,6 +79,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{name: "CommittedSurvivesReopen", fn: testReopen},
 		{name: "Closed", fn: testClosed},
 		{name: "MarkCarriedToNextClaim", fn: testMarkCarriedToNextClaim},
+		{name: "MarkLapsed", fn: testMarkLapsed},
 		{name: "ReleaseKeepsMark", fn: testReleaseKeepsMark},
 		{name: "MarkBatch", fn: testMarkBatch},
 	}

@@ -171,7 +171,13 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 			":pending": strAttr(statePending), ":committed": strAttr(stateCommitted), ":now": numAttr(millis(now)),
 		}, "#pk", "#st", "#lu", "#ea", "#fr", "#fu")
 		if err == nil {
-			return dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: len(out.Attributes) > 0}, nil
+			res := dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: len(out.Attributes) > 0}
+			if res.Reclaimed {
+				// The replaced record (ALL_OLD); one that cannot be read only loses the count.
+				old, derr := decodeItem(out.Attributes)
+				res.MarkLapsed = derr == nil && dedupe.MarkLapsed(old, now)
+			}
+			return res, nil
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {

@@ -80,6 +80,7 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 		}
 		now := s.clock.Now()
 		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease)}
+		lapsed := false
 		if found {
 			rec := cur.record()
 			if rec.Live(now) {
@@ -87,6 +88,7 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 				return nil
 			}
 			claim.Frame, claim.FrameUntil = dedupe.Inherited(rec, now)
+			lapsed = dedupe.MarkLapsed(rec, now)
 		}
 		next := stored{
 			State:       int(dedupe.StatePending),
@@ -101,7 +103,7 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 		if err := db.Set(k, val, pebble.NoSync); err != nil {
 			return unavailable("write claim", err)
 		}
-		res = dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: found}
+		res = dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: found, MarkLapsed: lapsed}
 		return nil
 	})
 	return res, err
