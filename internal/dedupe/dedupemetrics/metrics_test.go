@@ -50,7 +50,13 @@ func TestOutcomesAndErrors(t *testing.T) {
 	}
 	_, _ = s.Reserve(ctx, k, "a", time.Minute) // replayed
 	clock.Advance(time.Hour)
-	_, _ = s.Reserve(ctx, k, "a", time.Minute) // expired
+	exp, _ := s.Reserve(ctx, k, "a", time.Minute) // expired
+	// Marked, then lease and mark both lapse: the next claim is mark_lapsed.
+	if errs := s.Mark(ctx, "frame-1", clock.Now().Add(2*time.Minute), []dedupe.Owned{{Key: k, Token: exp.Claim.Token}}); len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("Mark = %v", errs)
+	}
+	clock.Advance(3 * time.Minute)
+	_, _ = s.Reserve(ctx, k, "a", time.Minute) // mark_lapsed
 	if err := s.Release(ctx, k, "stale"); !errors.Is(err, dedupe.ErrNotOwner) {
 		t.Fatalf("stale Release = %v", err)
 	}
@@ -61,7 +67,7 @@ func TestOutcomesAndErrors(t *testing.T) {
 
 	for outcome, want := range map[string]float64{
 		dedupemetrics.OutcomeNew: 1, dedupemetrics.OutcomeInFlight: 1, dedupemetrics.OutcomeConflict: 1,
-		dedupemetrics.OutcomeReplayed: 1, dedupemetrics.OutcomeExpired: 1,
+		dedupemetrics.OutcomeReplayed: 1, dedupemetrics.OutcomeExpired: 1, dedupemetrics.OutcomeMarkLapsed: 1,
 	} {
 		if got := value(t, m.OutcomeCounter(outcome)); got != want {
 			t.Errorf("outcome %s = %v, want %v", outcome, got, want)
