@@ -23,10 +23,15 @@ func (rec Record) Live(now time.Time) bool {
 	}
 }
 
-// Kept reports whether a sweep at now must keep rec: it is live, or it is a pending claim
-// whose mark can still be resolved (now before FrameUntil).
+// LapsedMarkMemory is how long past its mark's end a sweep keeps a pending claim that was
+// marked, so that a retry arriving that late is still told its earlier attempt may be enqueued
+// (Reservation.MarkLapsed) instead of finding no record at all.
+const LapsedMarkMemory = time.Hour
+
+// Kept reports whether a sweep at now must keep rec: it is live, or it is a pending claim that
+// was marked, until LapsedMarkMemory after its mark's end.
 func (rec Record) Kept(now time.Time) bool {
-	return rec.Live(now) || rec.State == StatePending && rec.Frame != "" && now.Before(rec.FrameUntil)
+	return rec.Live(now) || rec.State == StatePending && rec.Frame != "" && now.Before(rec.FrameUntil.Add(LapsedMarkMemory))
 }
 
 // Inherited returns the mark a claim replacing the expired record rec at now takes over: the

@@ -133,7 +133,8 @@ func testMarkBatch(t *testing.T, e *env) {
 	wantErr(t, "Mark with no frame", s.Mark(ctxFor(t), "", until, owned[:1])[0], dedupe.ErrInvalid)
 }
 
-// testSweepKeepsMarked: a lapsed marked claim is kept by the sweeper until its mark ends.
+// testSweepKeepsMarked: a lapsed marked claim is kept by the sweeper until LapsedMarkMemory
+// after its mark ends (so that a late retry is still told MarkLapsed), then removed.
 func testSweepKeepsMarked(t *testing.T, e *env) {
 	s := e.h.Open(t)
 	sw := s.(dedupe.Sweeper)
@@ -146,8 +147,16 @@ func testSweepKeepsMarked(t *testing.T, e *env) {
 		t.Fatalf("Sweep with the mark resolvable = %d, %v; want 0, nil", removed, err)
 	}
 	e.clock.Advance(frameWindow - lease)
+	if removed, err := sw.Sweep(ctxFor(t), e.clock.Now()); err != nil || removed != 0 {
+		t.Fatalf("Sweep right after the mark ended = %d, %v; want 0, nil (kept to report MarkLapsed)", removed, err)
+	}
+	e.clock.Advance(dedupe.LapsedMarkMemory - time.Millisecond)
+	if removed, err := sw.Sweep(ctxFor(t), e.clock.Now()); err != nil || removed != 0 {
+		t.Fatalf("Sweep just before LapsedMarkMemory passed = %d, %v; want 0, nil", removed, err)
+	}
+	e.clock.Advance(time.Millisecond)
 	if removed, err := sw.Sweep(ctxFor(t), e.clock.Now()); err != nil || removed != 1 {
-		t.Fatalf("Sweep after the mark ended = %d, %v; want 1, nil", removed, err)
+		t.Fatalf("Sweep LapsedMarkMemory after the mark ended = %d, %v; want 1, nil", removed, err)
 	}
 	wantFrame(t, "claim after the sweep", claim(t, s, k, fpA, lease), "", time.Time{})
 }
@@ -174,6 +183,12 @@ func testMarkLapsed(t *testing.T, e *env) {
 		t.Fatalf("claim over a live mark = %+v, want the frame carried without MarkLapsed", res)
 	}
 	e.clock.Advance(frameWindow)
+	if sw, ok := s.(dedupe.Sweeper); ok {
+		// The sweeper keeps the lapsed mark, so that the retry is still told.
+		if _, err := sw.Sweep(ctxFor(t), e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res = reserve(t, s, k, fpA, lease)
 	if res.Outcome != dedupe.OutcomeClaimed || !res.MarkLapsed || res.Claim.Frame != "" {
 		t.Fatalf("claim over a lapsed mark = %+v, want claimed with MarkLapsed and no frame", res)

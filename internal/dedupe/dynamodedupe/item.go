@@ -57,9 +57,9 @@ func names(placeholders ...string) map[string]string {
 // Reserve).
 const claimableCond = "attribute_not_exists(#pk) OR (#st = :pending AND #lu <= :now AND " + unmarkedCond + ") OR (#st = :committed AND #ea <= :now)"
 
-// expiredCond is true when the record exists, is expired at :now and its mark, if any, can no
-// longer be resolved: the sweeper may delete it.
-const expiredCond = "(#st = :pending AND #lu <= :now AND " + unmarkedCond + ") OR (#st = :committed AND #ea <= :now)"
+// expiredCond is true when the record exists and is expired at :now, and a pending claim's mark,
+// if any, ended by :forget (dedupe.LapsedMarkMemory before :now): the sweeper may delete it.
+const expiredCond = "(#st = :pending AND #lu <= :now AND (attribute_not_exists(#fr) OR #fu <= :forget)) OR (#st = :committed AND #ea <= :now)"
 
 // unmarkedCond is true when the record has no mark resolvable at :now.
 const unmarkedCond = "(attribute_not_exists(#fr) OR #fu <= :now)"

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
 
 // Sweep implements dedupe.Sweeper: it scans the table for items expired at now and deletes
@@ -17,6 +19,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	now = now.Truncate(time.Millisecond)
 	values := map[string]types.AttributeValue{
 		":pending": strAttr(statePending), ":committed": strAttr(stateCommitted), ":now": numAttr(millis(now)),
+		":forget": numAttr(millis(now.Add(-dedupe.LapsedMarkMemory))),
 	}
 	removed := 0
 	var start map[string]types.AttributeValue
