@@ -101,16 +101,7 @@ func TestClickHouseFormatsEqualTheEngines(t *testing.T) {
 	} {
 		t.Run(format, func(t *testing.T) {
 			rec := serveCH(t, svc, target, Access{}, ClickHouseRead{SQL: sql + " FORMAT " + format})
-			if rec.Code != 200 {
-				t.Fatalf("status %d: %s", rec.Code, rec.Body)
-			}
-			got, want := rec.Body.Bytes(), engineOut(sql, format)
-			if strings.HasPrefix(format, "JSON") {
-				got, want = statistics.ReplaceAll(got, nil), statistics.ReplaceAll(want, nil)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the engine's:\n%s", format, firstDiff(got, want))
-			}
+			wantEngineBytes(t, rec, format, engineOut(sql, format))
 		})
 	}
 }
@@ -255,5 +246,21 @@ func TestClickHouseConfinementAndRefusals(t *testing.T) {
 		Settings: url.Values{"param_id": {"1"}, "param_u": {"ann"}}})
 	if rec.Code != 200 || rec.Body.String() != "ann\n" {
 		t.Errorf("parameters: %d %q", rec.Code, rec.Body)
+	}
+}
+
+// wantEngineBytes requires a 200 answer in format that is the engine's own bytes want (JSON's
+// timing statistics aside).
+func wantEngineBytes(t *testing.T, rec *httptest.ResponseRecorder, format string, want []byte) {
+	t.Helper()
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	got := rec.Body.Bytes()
+	if strings.HasPrefix(format, "JSON") {
+		got, want = statistics.ReplaceAll(got, nil), statistics.ReplaceAll(want, nil)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the engine's:\n%s", format, firstDiff(got, want))
 	}
 }

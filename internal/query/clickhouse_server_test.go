@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wavehouse/wavehouse/internal/cache/localcache"
 	"github.com/wavehouse/wavehouse/internal/store"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
@@ -56,15 +55,7 @@ func TestClickHouseFormatsEqualTheServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close(context.Background()) })
-	c, err := localcache.New(localcache.Config{}, localcache.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close(context.Background()) })
-	svc, err := New(Config{}, Deps{Store: st, Cache: c})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := describeService(t, st)
 	target := store.Target{Tenant: "t1", Database: db}
 	const all = "SELECT * FROM types ORDER BY id"
 	// Current servers spread Tuples over lines in the JSON format (output_format_json_pretty_print);
