@@ -86,8 +86,13 @@ func slowSetup(t *testing.T, cfg stream.Config) (*server, *embeddedmq.Queue, *ss
 	fast := dial(t, streamURL(s, "events", ""), nil)
 	slow := newGatedWriter()
 	_, done := serveDirect(t, s.svc, "events", slow)
-	last := warm(t, q, "events", fast)
-	poll.Until(t, 20*time.Second, "the slow subscriber to see the probes", func() bool { return strings.Contains(slow.String(), "id: "+eid(t, q, "events", last)+"\n") })
+	// The direct subscriber's handler runs in its own goroutine and is live
+	// only from the moment it subscribes: a probe published before that is
+	// never sent to it. So probes go on until it has seen the latest one.
+	poll.Until(t, 20*time.Second, "the slow subscriber to see a probe", func() bool {
+		want := "id: " + eid(t, q, "events", warm(t, q, "events", fast)) + "\n"
+		return poll.Within(t, time.Second, func() bool { return strings.Contains(slow.String(), want) })
+	})
 	slow.close()
 	t.Cleanup(slow.open) // runs before serveDirect's stop, which waits for the handler
 	return s, q, fast, slow, done
