@@ -48,6 +48,8 @@ type clickhouseStatement struct {
 	// data is the INSERT's data and encoding its Content-Encoding ("" once decoded).
 	data     []byte
 	encoding string
+	// raw is the body as read (request.ReadRaw), released when the handler ends.
+	raw      []byte
 	queryID  string
 	settings url.Values
 }
@@ -73,6 +75,7 @@ func (a *API) clickhouse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, herr := a.clickhouseAssemble(r, q)
+	defer request.ReleaseRaw(st.raw) // nothing outlives the handler: the rows are queued by then
 	if herr != nil {
 		a.metrics.observeIngest(outcomeRejected, start)
 		writeCH(w, r, *herr)
@@ -103,6 +106,13 @@ func (a *API) clickhouseAssemble(r *http.Request, q url.Values) (clickhouseState
 	if herr != nil {
 		return clickhouseStatement{}, herr
 	}
+	st, herr := a.clickhouseSplit(r, q, raw)
+	st.raw = raw
+	return st, herr
+}
+
+// clickhouseSplit is clickhouseAssemble once the body is read.
+func (a *API) clickhouseSplit(r *http.Request, q url.Values, raw []byte) (clickhouseStatement, *httpx.Error) {
 	param := q.Get("query")
 	enc := r.Header.Get("Content-Encoding")
 	blocks := truthy(q.Get("decompress"))

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 	"github.com/wavehouse/wavehouse/internal/httpx"
 	"github.com/wavehouse/wavehouse/internal/ingest/commits"
-	"github.com/wavehouse/wavehouse/internal/ingest/payload"
 	"github.com/wavehouse/wavehouse/internal/ingest/request"
 	"github.com/wavehouse/wavehouse/internal/limits"
 	"github.com/wavehouse/wavehouse/internal/logging"
@@ -65,7 +63,7 @@ type ingestCall struct {
 	interp  []string
 	target  store.Target
 	cols    []store.Column
-	body    []byte // as sent (still compressed), read once
+	body    []byte // as sent (still compressed), read once into a pooled buffer (request.ReadRaw)
 	// out is how the route answers.
 	out answers
 }
@@ -128,6 +126,7 @@ func (a *API) ingest(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, *herr)
 		return
 	}
+	defer request.ReleaseRaw(call.body) // runIngest is done with it when it returns
 	outcome = a.runIngest(w, r, call)
 }
 
@@ -225,9 +224,9 @@ func (a *API) validate(call ingestCall) (request.Result, *httpx.Error) {
 			opts.Policy = b
 		}
 		if call.format.Valid() {
-			return request.ParseFormat(call.format, call.encoding, bytes.NewReader(call.body), cols, a.cfg.Limits, opts)
+			return request.ParseFormatBytes(call.format, call.encoding, call.body, cols, a.cfg.Limits, opts)
 		}
-		return request.Parse(call.contentType, call.encoding, bytes.NewReader(call.body), cols, a.cfg.Limits, opts)
+		return request.ParseBytes(call.contentType, call.encoding, call.body, cols, a.cfg.Limits, opts)
 	}
 	res, herr := parse(call.cols)
 	if mentionsUnknownColumn(res, herr) || herr != nil && herr.Code == request.CodeInvalidColumns {
@@ -256,15 +255,11 @@ func (a *API) admit(call ingestCall, rows int) (limits.Decision, bool) {
 	return d, d.Allowed
 }
 
-// publish encodes the accepted rows once and stores them in the queue as one record; a 2xx may
+// publish stores the accepted rows' payload (encoded by the parse) in the queue as one record; a 2xx may
 // only follow a nil error (the record is durable then).
 func (a *API) publish(call ingestCall, res request.Result, keyed *keyedRecord) (mq.PublishResult, *httpx.Error) {
-	data, err := payload.Encode(res.Segments)
-	if err != nil {
-		return mq.PublishResult{}, &httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
-	}
 	rec := mq.Record{
-		Tenant: call.tenant, Table: call.table, Payload: data, AcceptedAt: call.start,
+		Tenant: call.tenant, Table: call.table, Payload: res.Payload, AcceptedAt: call.start,
 		Headers: map[string]string{mq.HeaderTraceparent: call.traceparent},
 	}
 	if keyed != nil {

@@ -153,20 +153,24 @@ func splitObject(raw []byte, fn func(key, val []byte) error) (bool, error) {
 	}
 }
 
-// unquote decodes the JSON string raw (with quotes). ok is false when raw is not a valid string.
-func unquote(raw []byte) (string, bool) {
+// plainString returns the content of the JSON string raw (with quotes) when it needs no
+// decoding: valid UTF-8 without escapes or control characters.
+func plainString(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+		return nil, false
 	}
 	inner := raw[1 : len(raw)-1]
-	simple := true
 	for _, c := range inner {
 		if c == '\\' || c == '"' || c < 0x20 {
-			simple = false
-			break
+			return nil, false
 		}
 	}
-	if simple && utf8.Valid(inner) {
+	return inner, utf8.Valid(inner)
+}
+
+// unquote decodes the JSON string raw (with quotes). ok is false when raw is not a valid string.
+func unquote(raw []byte) (string, bool) {
+	if inner, ok := plainString(raw); ok {
 		return string(inner), true
 	}
 	b, ok := AppendUnquote(nil, raw)

@@ -21,7 +21,9 @@ const math32Max = 1<<32 - 1
 func (t *Type) parseTime(raw []byte) (time.Time, error) {
 	var s string
 	isDate := t.Kind == Date || t.Kind == Date32
-	if raw[0] == '"' {
+	if inner, plain := plainString(raw); plain {
+		s = string(inner) // a short local string: no allocation
+	} else if raw[0] == '"' {
 		var ok bool
 		if s, ok = unquote(raw); !ok {
 			return time.Time{}, errorf(CodeInvalidValue, "malformed JSON string")

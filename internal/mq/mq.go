@@ -12,7 +12,9 @@ type Publisher interface {
 	// external NATS). It is safe for concurrent use; concurrent publishes to
 	// one table are coalesced into one stored frame. ctx bounds the wait:
 	// when it ends first, the record may still be stored. Publish does not
-	// retry; rec.Payload and rec.Headers are copied before it returns.
+	// retry. rec.Headers is copied; rec.Payload is not: the queue may read
+	// it until the record's frame is built, even after Publish returned on
+	// an ended ctx, so the caller must never modify it afterwards.
 	Publish(ctx context.Context, rec Record) (PublishResult, error)
 }
 

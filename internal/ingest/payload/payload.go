@@ -78,13 +78,14 @@ func (s Segment) Key() string {
 func Encode(segs []Segment) ([]byte, error) {
 	size := 1
 	for _, s := range segs {
-		size += len(s.Data) + 24
+		text := 0
 		for i, c := range s.Columns {
-			size += len(c) + 4
+			text += len(c)
 			if i < len(s.Types) {
-				size += len(s.Types[i])
+				text += len(s.Types[i])
 			}
 		}
+		size += len(s.Data) + HeaderBound(len(s.Columns), text)
 	}
 	out := make([]byte, 1, size)
 	out[0] = Version
@@ -92,19 +93,51 @@ func Encode(segs []Segment) ([]byte, error) {
 		if s.Len() == 0 {
 			continue
 		}
-		if !s.Binary() || len(s.Types) != len(s.Columns) || len(s.Columns) == 0 {
-			return nil, fmt.Errorf("payload: segment %d is not binary rows with one type per column", i)
+		var err error
+		if out, err = appendHeader(out, i, s); err != nil {
+			return nil, err
 		}
-		out = binary.AppendUvarint(out, uint64(len(s.Columns)))
-		for c, name := range s.Columns {
-			out = appendString(out, name)
-			out = appendString(out, s.Types[c])
-		}
-		out = binary.AppendUvarint(out, uint64(s.Count))
-		out = binary.AppendUvarint(out, uint64(len(s.Data)))
 		out = append(out, s.Data...)
 	}
 	return out, nil
+}
+
+// HeaderBound bounds the bytes a segment of ncols columns puts before its rows, the version
+// byte included, when its column names and type names total text bytes.
+func HeaderBound(ncols, text int) int {
+	return 1 + 3*binary.MaxVarintLen64 + ncols*2*binary.MaxVarintLen64 + text
+}
+
+// EncodeInPlace returns the version 2 payload of the one segment s, whose Data is
+// buf[start:start+len(s.Data)], by writing the version byte and the segment's header into
+// buf[:start] right before the rows, so the rows are not copied. ok is false, and buf
+// untouched, when the header needs more than start bytes; Encode then does the job.
+func EncodeInPlace(buf []byte, start int, s Segment) (out []byte, ok bool, err error) {
+	var scratch [256]byte
+	hdr, err := appendHeader(append(scratch[:0], Version), 0, s)
+	if err != nil || len(hdr) > start {
+		return nil, false, err
+	}
+	end := start + len(s.Data)
+	if len(s.Data) == 0 || end > len(buf) || &buf[start] != &s.Data[0] {
+		return nil, false, fmt.Errorf("payload: segment rows are not buf[%d:%d]", start, end)
+	}
+	copy(buf[start-len(hdr):start], hdr)
+	return buf[start-len(hdr) : end : end], true, nil
+}
+
+// appendHeader appends segment i's header: its columns and types, row count and byte count.
+func appendHeader(out []byte, i int, s Segment) ([]byte, error) {
+	if !s.Binary() || len(s.Types) != len(s.Columns) || len(s.Columns) == 0 {
+		return nil, fmt.Errorf("payload: segment %d is not binary rows with one type per column", i)
+	}
+	out = binary.AppendUvarint(out, uint64(len(s.Columns)))
+	for c, name := range s.Columns {
+		out = appendString(out, name)
+		out = appendString(out, s.Types[c])
+	}
+	out = binary.AppendUvarint(out, uint64(s.Count))
+	return binary.AppendUvarint(out, uint64(len(s.Data))), nil
 }
 
 func appendString(b []byte, s string) []byte {

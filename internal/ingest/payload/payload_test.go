@@ -1,6 +1,7 @@
 package payload_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -144,4 +145,30 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-encoded payload does not decode: %v", err)
 		}
 	})
+}
+
+// TestEncodeInPlace: the payload built around a segment's rows is byte for byte what Encode
+// writes, and EncodeInPlace declines when the room before the rows is too small.
+func TestEncodeInPlace(t *testing.T) {
+	rows := []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 'h', 'i'}
+	seg := payload.Segment{Columns: []string{"id", "s"}, Types: []string{"UInt64", "String"}, Count: 1}
+	want, err := payload.Encode([]payload.Segment{{Columns: seg.Columns, Types: seg.Types, Count: 1, Data: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := payload.HeaderBound(2, len("id")+len("s")+len("UInt64")+len("String"))
+	buf := append(make([]byte, room), rows...)
+	seg.Data = buf[room:]
+	got, ok, err := payload.EncodeInPlace(buf, room, seg)
+	if err != nil || !ok || !bytes.Equal(got, want) || &got[len(got)-len(rows)] != &seg.Data[0] {
+		t.Fatalf("in place: %q ok=%v err=%v, want %q around the rows", got, ok, err, want)
+	}
+	small := append(make([]byte, 3), rows...)
+	seg.Data = small[3:]
+	if _, ok, err := payload.EncodeInPlace(small, 3, seg); ok || err != nil {
+		t.Fatalf("3 bytes of room: ok=%v err=%v, want declined", ok, err)
+	}
+	if _, _, err := payload.EncodeInPlace(buf, room, payload.Segment{Columns: seg.Columns, Types: seg.Types, Count: 1, Data: rows}); err == nil {
+		t.Fatal("rows outside buf: no error")
+	}
 }

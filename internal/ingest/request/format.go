@@ -76,7 +76,17 @@ func Parse(contentType, contentEncoding string, body io.Reader, cols []store.Col
 	if herr != nil {
 		return Result{}, herr
 	}
-	return parseBody(f, contentEncoding, body, cols, lim, opt)
+	return parseBody(f, contentEncoding, body, nil, cols, lim, opt)
+}
+
+// ParseBytes is Parse of a body already in memory, as [ReadRaw] returns it: an uncompressed
+// body is read where it is, without a copy.
+func ParseBytes(contentType, contentEncoding string, body []byte, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
+	f, herr := parseMediaType(contentType)
+	if herr != nil {
+		return Result{}, herr
+	}
+	return parseBody(f, contentEncoding, nil, body, cols, lim, opt)
 }
 
 // ParseFormat reads one ingest request body in format f and validates every row against cols,
@@ -89,5 +99,13 @@ func ParseFormat(f Format, contentEncoding string, body io.Reader, cols []store.
 	if !f.Valid() {
 		return Result{}, unsupportedMediaType("")
 	}
-	return parseBody(f.f, contentEncoding, body, cols, lim, opt)
+	return parseBody(f.f, contentEncoding, body, nil, cols, lim, opt)
+}
+
+// ParseFormatBytes is ParseFormat of a body already in memory; see [ParseBytes].
+func ParseFormatBytes(f Format, contentEncoding string, body []byte, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
+	if !f.Valid() {
+		return Result{}, unsupportedMediaType("")
+	}
+	return parseBody(f.f, contentEncoding, nil, body, cols, lim, opt)
 }

@@ -106,6 +106,9 @@ func checkResult(t testing.TB, res Result) {
 		if _, err := payload.Decode(enc); err != nil {
 			t.Fatalf("payload.Decode: %v", err)
 		}
+		if !bytes.Equal(res.Payload, enc) {
+			t.Fatalf("Payload is not payload.Encode(Segments):\n%q\n%q", res.Payload, enc)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package request
 
 import (
+	"bytes"
 	"io"
+	"net/http"
 	"sync"
 
 	"github.com/wavehouse/wavehouse/internal/httpx"
@@ -12,14 +14,15 @@ import (
 // rowsPool caches validation scratch space between calls; see the note on bufPool.
 var rowsPool = sync.Pool{New: func() any { return new(rows) }}
 
-// parseBody is Parse and ParseFormat once the format is known.
-func parseBody(f bodyFormat, contentEncoding string, body io.Reader, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
+// parseBody is Parse and ParseFormat once the format is known. The body is read from body, or
+// is raw when body is nil; an uncompressed raw body is parsed where it is.
+func parseBody(f bodyFormat, contentEncoding string, body io.Reader, raw []byte, cols []store.Column, lim Limits, opt Options) (Result, *httpx.Error) {
 	lim = lim.withDefaults()
 	enc, ok := parseEncoding(contentEncoding)
 	if !ok {
 		return Result{}, unsupportedEncoding(contentEncoding)
 	}
-	if body == nil {
+	if body == nil && raw == nil {
 		return Result{}, emptyBody()
 	}
 	p := rowsPool.Get().(*rows)
@@ -27,20 +30,36 @@ func parseBody(f bodyFormat, contentEncoding string, body io.Reader, cols []stor
 		p.release()
 		rowsPool.Put(p)
 	}()
-	bp := getBuf()
-	defer putBuf(bp)
-	p.src = bodyReader{r: body, n: lim.MaxBodyBytes + 1}
-	data, herr := readBody(enc, &p.src, lim.MaxBodyBytes, *bp)
-	*bp = data
-	if herr != nil {
-		return Result{}, herr
+	var data []byte
+	switch {
+	case body == nil && enc == encIdentity:
+		if int64(len(raw)) > lim.MaxBodyBytes {
+			return Result{}, bodyTooLarge(lim.MaxBodyBytes, false)
+		}
+		data = raw
+	default:
+		if body == nil {
+			body = bytes.NewReader(raw)
+		}
+		bp := getBuf()
+		defer putBuf(bp)
+		p.src = bodyReader{r: body, n: lim.MaxBodyBytes + 1}
+		var herr *httpx.Error
+		data, herr = readBody(enc, &p.src, lim.MaxBodyBytes, *bp)
+		*bp = data
+		if herr != nil {
+			return Result{}, herr
+		}
 	}
 	p.reset(cols, lim.MaxErrors)
 	if herr := p.setColumns(opt.Columns); herr != nil {
 		return Result{}, herr
 	}
 	p.setPolicy(opt.Policy)
-	p.out = make([]byte, 0, outCap(f.kind, len(data)))
+	// The rows start after room for the payload's header, so the payload is built around them
+	// in place (payload.EncodeInPlace) instead of copied.
+	p.base = p.headerBound()
+	p.out = make([]byte, p.base, p.base+outCap(f.kind, len(data)))
 	total, herr := p.split(f, data, lim.MaxRows)
 	if herr != nil {
 		return Result{}, herr
@@ -56,7 +75,31 @@ func parseBody(f bodyFormat, contentEncoding string, body io.Reader, cols []stor
 		return Result{}, invalidRows(&res)
 	}
 	res.Segments = p.segments()
+	var err error
+	if res.Payload, err = p.payload(res.Segments); err != nil {
+		return Result{}, &httpx.Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+	}
 	return res, nil
+}
+
+// headerBound is the room a payload header of the table's columns can need.
+func (p *rows) headerBound() int {
+	text := 0
+	for _, c := range p.cols {
+		text += len(c.name) + len(c.typ.Name)
+	}
+	return payload.HeaderBound(len(p.cols), text)
+}
+
+// payload encodes segs as the queue payload: in place around the rows when they are the arena's
+// only segment (the usual case), else with a copy.
+func (p *rows) payload(segs []payload.Segment) ([]byte, error) {
+	if len(segs) == 1 && len(p.segs) == 1 && p.segs[0].spans[0] == p.base {
+		if out, ok, err := payload.EncodeInPlace(p.out, p.base, segs[0]); ok || err != nil {
+			return out, err
+		}
+	}
+	return payload.Encode(segs)
 }
 
 // outCap guesses the size of the RowBinary rows of a body of n bytes, so the arena is rarely

@@ -49,7 +49,9 @@ type rows struct {
 	hint  int
 	sig   []uint64
 
-	out  []byte
+	out []byte
+	// base is where the rows start in out: the bytes before it are room for the payload header.
+	base int
 	segs []segment
 	last int
 

@@ -77,6 +77,9 @@ type Result struct {
 	// Segments hold the accepted rows as RowBinary (binary payload segments); normally there is
 	// one segment. Empty when every row was rejected.
 	Segments []payload.Segment
+	// Payload is Segments encoded as one queue payload (payload.Encode's bytes). It shares
+	// memory with Segments: the rows are written once, with room for the header before them.
+	Payload []byte
 	// Accepted, Rejected and Total count rows; Accepted+Rejected == Total.
 	Accepted, Rejected, Total int
 	// Errors are the first MaxErrors row errors of the rejected rows, in body order.

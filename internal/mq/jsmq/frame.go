@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -25,8 +26,14 @@ func recordSize(r *mq.Record) int {
 }
 
 // appendFrame encodes records (all of one tenant/table; tenant and table
-// travel in the subject) as one frame.
+// travel in the subject) as one frame. dst grows at most once, to the
+// records' size bound, so each payload is copied exactly once.
 func appendFrame(dst []byte, recs []*mq.Record) []byte {
+	n := 1 + binary.MaxVarintLen64
+	for _, r := range recs {
+		n += recordSize(r)
+	}
+	dst = slices.Grow(dst, n)
 	dst = append(dst, frameMagic)
 	dst = binary.AppendUvarint(dst, uint64(len(recs)))
 	for _, r := range recs {

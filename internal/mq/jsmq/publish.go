@@ -69,8 +69,7 @@ func (q *Queue) Publish(ctx context.Context, rec mq.Record) (mq.PublishResult, e
 	if err := ctx.Err(); err != nil {
 		return mq.PublishResult{}, err
 	}
-	r := rec
-	r.Payload = append([]byte(nil), rec.Payload...)
+	r := rec // the payload is not copied: the caller gives it up (mq.Publisher)
 	r.Headers = maps.Clone(rec.Headers)
 	if r.AcceptedAt.IsZero() {
 		r.AcceptedAt = q.now()
