@@ -28,6 +28,10 @@ func translate(err error) error {
 			strings.Contains(desc, "resource limits") || strings.Contains(desc, "insufficient resources") {
 			return fmt.Errorf("%w: %w", mq.ErrQueueFull, err)
 		}
+		if apiErr.Code == 503 {
+			// "JetStream system temporarily unavailable": a cluster without a meta leader.
+			return fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
+		}
 		return err
 	}
 	switch {
@@ -40,3 +44,7 @@ func translate(err error) error {
 	}
 	return err
 }
+
+// Unavailable reports whether err (from the queue, or from a JetStream call it made) means the
+// JetStream servers cannot answer right now, which a later attempt may not meet.
+func Unavailable(err error) bool { return errors.Is(translate(err), mq.ErrUnavailable) }

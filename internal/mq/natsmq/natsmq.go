@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -114,20 +115,52 @@ func (q *Queue) open(ctx context.Context, metrics *jsmq.Metrics) (*jsmq.Queue, f
 		PublishTimeout:  c.PublishTimeout,
 	})
 	if err == nil {
-		if c.ManageTopology {
-			err = c.Topology().Ensure(ctx, jq.JetStream())
-		} else {
-			var diffs []string
-			diffs, err = c.Topology().Verify(ctx, jq.JetStream())
-			if err == nil && len(diffs) > 0 {
-				err = fmt.Errorf("mq.nats: the JetStream topology differs from what prefix %q, %d partitions, %d replicas need "+
-					"(apply `wavehouse mq manifests`, or set mq.nats.manage_topology: true for development): %w",
-					c.Prefix, c.Partitions, c.Replicas, jsmq.TopologyError(diffs))
-			}
-		}
-	}
-	if err == nil {
-		err = jq.ReconcileLayout(ctx)
+		err = q.prepare(ctx, jq)
 	}
 	return jq, nc.Close, err
+}
+
+// BootWait bounds how long Start waits for JetStream to answer once connected: a cluster still
+// electing its meta leader (a fresh R3 cluster, or one whose servers restart together) answers
+// "no responders" or "temporarily unavailable" for a few seconds. Any other error fails at once.
+const BootWait = time.Minute
+
+// prepare reconciles or verifies the topology and reads the layout record, retrying (every
+// ReconnectWait, for at most BootWait) while JetStream is unavailable.
+func (q *Queue) prepare(ctx context.Context, jq *jsmq.Queue) error {
+	deadline := time.Now().Add(BootWait)
+	for attempt := 1; ; attempt++ {
+		err := q.prepareOnce(ctx, jq)
+		if err == nil || !jsmq.Unavailable(err) || time.Now().After(deadline) {
+			return err
+		}
+		if log := q.deps.Log; log != nil {
+			log.Warn("mq: JetStream is not answering yet; retrying", "attempt", attempt, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(q.cfg.ReconnectWait):
+		}
+	}
+}
+
+func (q *Queue) prepareOnce(ctx context.Context, jq *jsmq.Queue) error {
+	c := q.cfg
+	if c.ManageTopology {
+		if err := c.Topology().Ensure(ctx, jq.JetStream()); err != nil {
+			return err
+		}
+	} else {
+		diffs, err := c.Topology().Verify(ctx, jq.JetStream())
+		if err != nil {
+			return err
+		}
+		if len(diffs) > 0 {
+			return fmt.Errorf("mq.nats: the JetStream topology differs from what prefix %q, %d partitions, %d replicas need "+
+				"(apply `wavehouse mq manifests`, or set mq.nats.manage_topology: true for development): %w",
+				c.Prefix, c.Partitions, c.Replicas, jsmq.TopologyError(diffs))
+		}
+	}
+	return jq.ReconcileLayout(ctx)
 }
