@@ -1,11 +1,9 @@
 package natsmq_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,20 +11,8 @@ import (
 
 	"github.com/wavehouse/wavehouse/internal/mq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
+	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 )
-
-// syncBuffer is a log sink the booting queue writes to from its own goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestBootWaitsForJetStream: a process that connects while JetStream cannot answer yet (a
 // cluster still electing its meta leader answers "no responders") keeps trying and boots once
@@ -42,7 +28,7 @@ func TestBootWaitsForJetStream(t *testing.T) {
 	if !srv.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats-server not ready")
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	q, err := natsmq.New(natsmq.Config{URLs: []string{srv.ClientURL()}, ManageTopology: true, Replicas: 1, Partitions: 1,
 		PublishTimeout: time.Second, ReconnectWait: 100 * time.Millisecond},
 		natsmq.Deps{Log: slog.New(slog.NewTextHandler(&logs, nil))})
