@@ -69,7 +69,8 @@
 //     only with its disk.
 //   - Sweeper: both implement Sweeper.
 //
-// Durability: localdedupe fsyncs Commit and not Reserve or Release (a claim lost in a crash
-// died with its request, and its lease would have ended anyway); dynamodedupe writes are
-// durable when DynamoDB acknowledges them.
+// Durability: localdedupe fsyncs Commit and Mark; it keeps a claim in memory until Mark writes
+// it, and does not fsync Release (a claim lost in a crash died with its request, which was never
+// published unless it was marked); dynamodedupe writes are durable when DynamoDB acknowledges
+// them.
 package dedupe

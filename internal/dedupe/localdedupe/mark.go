@@ -36,17 +36,19 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 	shards = slices.Compact(shards)
 	err := s.withDB(ctx, func(db *pebble.DB) error {
 		for _, sh := range shards {
-			s.keyMu[sh].Lock()
+			s.shards[sh].mu.Lock()
 		}
 		defer func() {
 			for _, sh := range shards {
-				s.keyMu[sh].Unlock()
+				s.shards[sh].mu.Unlock()
 			}
 		}()
 		b := db.NewBatch()
 		defer b.Close()
+		marked := make([]stored, len(claims))
 		for i, c := range claims {
-			cur, err := owned(db, []byte(keys[i]), c.Token)
+			sh := &s.shards[shardOf(s, keys[i])]
+			cur, _, err := sh.owned(db, []byte(keys[i]), c.Token)
 			if err != nil {
 				errs[i] = err
 				continue
@@ -54,12 +56,23 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 			cur.Frame, cur.FrameUntil = frame, until.UnixNano()
 			if err := b.Set([]byte(keys[i]), encode(cur), nil); err != nil {
 				errs[i] = unavailable("write mark", err)
+				continue
 			}
+			marked[i] = cur
 		}
 		if b.Empty() {
 			return nil
 		}
-		if err := b.Commit(pebble.Sync); err != nil {
+		err := b.Commit(pebble.Sync)
+		for i := range claims {
+			if errs[i] != nil {
+				continue
+			}
+			if err == nil {
+				s.shards[shardOf(s, keys[i])].hold([]byte(keys[i]), marked[i])
+			}
+		}
+		if err != nil {
 			return unavailable("write mark", err)
 		}
 		return nil

@@ -3,14 +3,15 @@
 //
 // Reserve, Commit and Release read and rewrite a record under a per-key mutex (one of a fixed
 // set of shards), so they are atomic within the process; the database directory is locked, so
-// only one process can open it. Commit writes with fsync, so a recorded response survives a
-// crash; claims and releases are not fsynced, because a claim lost in a crash died with the
-// request that held it.
+// only one process can open it. That also makes the Store the only writer, so it keeps its
+// claims in memory and writes one to Pebble only when a queue frame marks it (shard). Commit and
+// Mark write with fsync, so a recorded response and a mark survive a crash; releases are not
+// fsynced, because a claim lost in a crash died with the request that held it.
 package localdedupe
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
@@ -31,9 +33,9 @@ var (
 
 // Store is the Pebble-backed dedupe.Store. It also implements dedupe.Sweeper.
 type Store struct {
-	clock dedupe.Clock
-	seed  maphash.Seed
-	keyMu [shardCount]sync.Mutex
+	clock  dedupe.Clock
+	seed   maphash.Seed
+	shards [shardCount]shard
 
 	// mu guards db against Close: calls hold it shared, Close exclusively, because Pebble
 	// must not be used after it is closed.
@@ -42,6 +44,14 @@ type Store struct {
 	closed   bool
 	closeErr error
 }
+
+// blockCacheSize is Pebble's block cache. Pebble charges its memtables (4 MiB each, two while
+// one flushes) to the same cache, so its 8 MiB default holds no block at all once the store has
+// seen a few megabytes of writes and every lookup reads its filter and index blocks from disk
+// (TestLookupsHitTheBlockCache). 32 MiB leaves about 24 MiB for blocks, by estimate (10 filter
+// bits and a share of an index entry, about 6 bytes a key) the filter and index blocks of some
+// 4 million stored keys. It is allocated as blocks are read, not up front.
+const blockCacheSize = 32 << 20
 
 // New opens (creating if needed) the Pebble database in cfg.Dir.
 //
@@ -60,21 +70,28 @@ func New(cfg Config, deps Deps) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	db, err := pebble.Open(cfg.Dir, &pebble.Options{Logger: pebbleLogger{log: log}})
+	// Bloom filters on every level (getOptions uses them on the bottom one too): most Reserves
+	// look up a key that is stored nowhere, which a filter answers without reading its data
+	// blocks (BenchmarkKeyedRequest; docs/benchmarks.md).
+	opts := &pebble.Options{Logger: pebbleLogger{log: log}, CacheSize: blockCacheSize}
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble in %s: %w", dedupe.ErrUnavailable, cfg.Dir, err)
 	}
 	return &Store{clock: clock, seed: maphash.MakeSeed(), db: db}, nil
 }
 
-// Reserve implements dedupe.Store.
+// Reserve implements dedupe.Store. A new claim is kept in memory only (shard).
 func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string, lease time.Duration) (dedupe.Reservation, error) {
 	if err := dedupe.CheckReserve(key, lease); err != nil {
 		return dedupe.Reservation{}, err
 	}
 	var res dedupe.Reservation
-	err := s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
-		cur, found, err := get(db, k)
+	err := s.withKey(ctx, key, func(db *pebble.DB, sh *shard, k []byte) error {
+		cur, found, _, err := sh.current(db, k)
 		if err != nil {
 			return err
 		}
@@ -97,12 +114,11 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 			LeaseUntil:  claim.LeaseUntil.UnixNano(),
 		}
 		if claim.Frame != "" {
+			// Pebble keeps the record that holds the inherited mark until this claim is marked
+			// or committed, so a crash leaves the mark for the next owner.
 			next.Frame, next.FrameUntil = claim.Frame, claim.FrameUntil.UnixNano()
 		}
-		val := encode(next)
-		if err := db.Set(k, val, pebble.NoSync); err != nil {
-			return unavailable("write claim", err)
-		}
+		sh.hold(k, next)
 		res = dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: found, MarkLapsed: lapsed}
 		return nil
 	})
@@ -114,8 +130,8 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 	if err := dedupe.CheckCommit(key, token, resp, retention); err != nil {
 		return err
 	}
-	return s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
-		cur, err := owned(db, k, token)
+	return s.withKey(ctx, key, func(db *pebble.DB, sh *shard, k []byte) error {
+		cur, _, err := sh.owned(db, k, token)
 		if err != nil {
 			return err
 		}
@@ -127,6 +143,7 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 		if err := db.Set(k, encode(cur), pebble.Sync); err != nil {
 			return unavailable("write commit", err)
 		}
+		sh.drop(k)
 		return nil
 	})
 }
@@ -136,23 +153,25 @@ func (s *Store) Release(ctx context.Context, key dedupe.Key, token string) error
 	if err := dedupe.CheckRelease(key, token); err != nil {
 		return err
 	}
-	return s.withKey(ctx, key, func(db *pebble.DB, k []byte) error {
-		cur, err := owned(db, k, token)
+	return s.withKey(ctx, key, func(db *pebble.DB, sh *shard, k []byte) error {
+		cur, mine, err := sh.owned(db, k, token)
 		if err != nil {
 			return err
 		}
-		if cur.Frame != "" {
+		switch {
+		case cur.Frame != "":
 			// The request may be in the queue: keep the mark for the next owner to resolve.
 			// A token nobody holds: the caller no longer owns it.
 			cur.LeaseUntil, cur.Token = s.clock.Now().UnixNano(), dedupe.NewToken()
 			if err := db.Set(k, encode(cur), pebble.NoSync); err != nil {
 				return unavailable("expire claim", err)
 			}
-			return nil
+		case !mine:
+			if err := db.Delete(k, pebble.NoSync); err != nil {
+				return unavailable("delete claim", err)
+			}
 		}
-		if err := db.Delete(k, pebble.NoSync); err != nil {
-			return unavailable("delete claim", err)
-		}
+		sh.drop(k)
 		return nil
 	})
 }
@@ -163,8 +182,8 @@ func (s *Store) Get(ctx context.Context, key dedupe.Key) (dedupe.Record, error) 
 		return dedupe.Record{}, err
 	}
 	var rec dedupe.Record
-	err := s.withDB(ctx, func(db *pebble.DB) error {
-		cur, found, err := get(db, []byte(key.Encode()))
+	err := s.withKey(ctx, key, func(db *pebble.DB, sh *shard, k []byte) error {
+		cur, found, _, err := sh.current(db, k)
 		if err != nil {
 			return err
 		}
@@ -207,13 +226,13 @@ func (s *Store) withDB(ctx context.Context, fn func(db *pebble.DB) error) error 
 
 // withKey runs fn holding the mutex of key's shard, so read-modify-write cycles on one key
 // never interleave.
-func (s *Store) withKey(ctx context.Context, key dedupe.Key, fn func(db *pebble.DB, k []byte) error) error {
+func (s *Store) withKey(ctx context.Context, key dedupe.Key, fn func(db *pebble.DB, sh *shard, k []byte) error) error {
 	k := key.Encode()
 	return s.withDB(ctx, func(db *pebble.DB) error {
-		m := &s.keyMu[shardOf(s, k)]
-		m.Lock()
-		defer m.Unlock()
-		return fn(db, []byte(k))
+		sh := &s.shards[shardOf(s, k)]
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return fn(db, sh, []byte(k))
 	})
 }
 
@@ -221,33 +240,29 @@ func shardOf(s *Store, k string) uint64 {
 	return maphash.String(s.seed, k) % shardCount
 }
 
+// getOptions makes a point read consult the Bloom filters of every level, the bottom one
+// included, which Pebble's DB.Get skips (it expects most lookups to find their key; ours mostly
+// do not).
+var getOptions = pebble.IterOptions{UseL6Filters: true}
+
 // get reads the record stored under k.
 func get(db *pebble.DB, k []byte) (stored, bool, error) {
-	val, closer, err := db.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return stored{}, false, nil
+	it, err := db.NewIter(&getOptions)
+	if err != nil {
+		return stored{}, false, unavailable("read", err)
+	}
+	found := it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k)
+	var cur stored
+	if found {
+		cur, err = decode(it.Value())
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return stored{}, false, unavailable("read", err)
 	}
-	defer closer.Close()
-	cur, err := decode(val)
-	if err != nil {
-		return stored{}, false, unavailable("read", err)
-	}
-	return cur, true, nil
-}
-
-// owned returns the record under k if it is a pending claim held by token, else ErrNotOwner.
-func owned(db *pebble.DB, k []byte, token string) (stored, error) {
-	cur, found, err := get(db, k)
-	if err != nil {
-		return stored{}, err
-	}
-	if !found || cur.State != int(dedupe.StatePending) || cur.Token != token {
-		return stored{}, dedupe.ErrNotOwner
-	}
-	return cur, nil
+	return cur, found, nil
 }
 
 func unavailable(op string, err error) error {

@@ -14,9 +14,9 @@ const sweepChunk = 1024
 
 // Sweep implements dedupe.Sweeper: it deletes every record expired at now. Each deletion
 // re-reads the record under its key's mutex, so a key claimed or committed again while the
-// sweep runs is kept.
+// sweep runs is kept. It first ends this Store's claims whose lease lapsed (shard.prune).
 func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
-	removed := 0
+	removed := s.prune(now)
 	var after []byte
 	for {
 		var expired [][]byte
@@ -76,9 +76,13 @@ func scanExpired(db *pebble.DB, after []byte, now time.Time) ([][]byte, bool, er
 func (s *Store) deleteIfExpired(ctx context.Context, k []byte, now time.Time) (int, error) {
 	deleted := 0
 	err := s.withDB(ctx, func(db *pebble.DB) error {
-		m := &s.keyMu[shardOf(s, string(k))]
-		m.Lock()
-		defer m.Unlock()
+		sh := &s.shards[shardOf(s, string(k))]
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		if _, mine := sh.pending[string(k)]; mine {
+			// One of this Store's claims is the key's record; prune ends it when it lapses.
+			return nil
+		}
 		val, closer, err := db.Get(k)
 		if errors.Is(err, pebble.ErrNotFound) {
 			return nil
