@@ -12,11 +12,12 @@ import (
 	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 )
 
-// marker is an mq.FrameMarker that records which refs each frame was marked with; before
-// returning it runs hook (when set) with the frame id.
+// marker is an mq.FrameMarker that records which refs each frame was marked with, and the
+// order frames were marked in; before returning it runs hook (when set) with the frame id.
 type marker struct {
 	mu     sync.Mutex
 	frames map[string][]any
+	order  []string
 	hook   func(frame string, refs []any)
 }
 
@@ -24,6 +25,9 @@ func (m *marker) MarkFrame(_ context.Context, frame string, _ time.Time, refs []
 	m.mu.Lock()
 	if m.frames == nil {
 		m.frames = map[string][]any{}
+	}
+	if _, ok := m.frames[frame]; !ok {
+		m.order = append(m.order, frame)
 	}
 	m.frames[frame] = append(m.frames[frame], refs...)
 	hook := m.hook
@@ -57,8 +61,8 @@ func claimed(table, key string, m *marker, prior string) mq.Record {
 }
 
 // testClaimsShareFrames: concurrent claimed records are group-committed (fewer frames than
-// records), every claim is marked exactly once with the frame that stores it, and consumers see
-// every record once.
+// records), every claim is marked exactly once with the frame that stores it, frames are stored
+// in the order they were marked, and consumers see every record once.
 func testClaimsShareFrames(t *testing.T, nh NewHarness, _ Caps) {
 	q := nh(t, Options{Partitions: 1}).Queue
 	m := &marker{}
@@ -89,6 +93,11 @@ func testClaimsShareFrames(t *testing.T, nh NewHarness, _ Caps) {
 	}
 	if marked != n {
 		t.Fatalf("%d marks for %d claims", marked, n)
+	}
+	for i := 1; i < len(m.order); i++ {
+		if prev, cur := seqOf[m.order[i-1]], seqOf[m.order[i]]; cur <= prev {
+			t.Fatalf("frame %d in mark order stored at sequence %d, after its predecessor's %d", i, cur, prev)
+		}
 	}
 	if len(m.frames) == n {
 		t.Logf("no two of %d concurrent claimed records shared a frame (a slow machine can do that)", n)
