@@ -184,7 +184,9 @@ start_dynalite() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	rm -f "$STATE/dynalite.pid"
-	launch dynalite "$dir/dynalite.log" "$bin" --host 127.0.0.1 --port "$DYN_PORT" \
+	# The guard keeps dynalite up when a client dies mid-request (see the file).
+	launch dynalite "$dir/dynalite.log" env NODE_OPTIONS="--require=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/dynalite-guard.cjs" \
+		"$bin" --host 127.0.0.1 --port "$DYN_PORT" \
 		--createTableMs 0 --deleteTableMs 0 --updateTableMs 0
 	wait_ready dynalite "$dir/dynalite.log" dyn_ready
 }

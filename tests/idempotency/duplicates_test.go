@@ -44,6 +44,10 @@ func keyedBody(prefix string, i int) []byte {
 	return fmt.Appendf(nil, "{\"id\":\"%s%d-a\",\"n\":%d}\n{\"id\":\"%s%d-b\",\"n\":%d}\n", prefix, i, i, prefix, i, i)
 }
 
+// settleTimeout bounds how long sendUntilSettled retries one request: far above a lease (2 s in
+// the SIGKILL tests, 30 s by default) and a dedupe store's restart.
+const settleTimeout = 2 * time.Minute
+
 // retryCounts tallies the retryable answers a client got before its final one.
 type retryCounts struct {
 	inFlight    atomic.Int64 // 409 idempotency.in_flight
@@ -53,9 +57,11 @@ type retryCounts struct {
 // sendUntilSettled sends a keyed request until it gets something other than a retryable
 // answer (409 idempotency.in_flight, 503 dedupe.unavailable), as a client would. It polls with
 // a short backoff rather than waiting out Retry-After (the rest of a whole lease), but fails on
-// a retryable answer without Retry-After.
+// a retryable answer without Retry-After, and on retryable answers for longer than
+// settleTimeout (a dedupe store down for that long is a failure to report, not to wait out).
 func sendUntilSettled(ctx context.Context, g *gateway, table, key string, body []byte, rc *retryCounts) (gatewaybin.Response, error) {
 	backoff := 20 * time.Millisecond
+	deadline := time.Now().Add(settleTimeout)
 	for {
 		r, err := g.ingest(ctx, table, key, "", body)
 		if err != nil {
@@ -71,6 +77,9 @@ func sendUntilSettled(ctx context.Context, g *gateway, table, key string, body [
 		}
 		if r.Header.Get("Retry-After") == "" {
 			return r, fmt.Errorf("retryable answer without Retry-After: %s", r)
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("still a retryable answer after %v: %s", settleTimeout, r)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,7 @@
 package testsvc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,6 +51,20 @@ func dynaliteBinary() (string, error) {
 	return findBinary("WH_DYNALITE_BIN", "dynalite", filepath.Join(cacheDir(), "dynalite", "node_modules", ".bin", "dynalite"))
 }
 
+// dynaliteGuard returns the path of tests/deps/dynalite-guard.cjs, which keeps dynalite serving
+// when a client aborts a request (TestDynaliteSurvivesAnAbortedRequest).
+func dynaliteGuard() (string, error) {
+	root := repoRoot()
+	if root == "" {
+		return "", errors.New("dynalite: no go.mod above the working directory, so tests/deps/dynalite-guard.cjs cannot be found")
+	}
+	p := filepath.Join(root, "tests", "deps", "dynalite-guard.cjs")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("dynalite: %w", err)
+	}
+	return p, nil
+}
+
 // startDynalite starts dynalite, persisting to disk when persist is true.
 func startDynalite(t testing.TB, persist bool) *DynamoDBProcess {
 	t.Helper()
@@ -68,10 +83,15 @@ func startDynalite(t testing.TB, persist bool) *DynamoDBProcess {
 		if persist {
 			args = append(args, "--path", filepath.Join(dir, "data"))
 		}
+		guard, err := dynaliteGuard()
+		if err != nil {
+			return nil, err
+		}
 		return &process{
 			name:    "dynalite",
 			bin:     bin,
 			args:    args,
+			env:     []string{"NODE_OPTIONS=--require=" + guard},
 			dir:     dir,
 			logPath: filepath.Join(dir, "dynalite.log"),
 			ready:   probeHTTP(dp.Endpoint+"/", ""),

@@ -2,7 +2,10 @@ package testsvc
 
 import (
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +86,41 @@ func TestDynamoDBServerPrivateAndShared(t *testing.T) {
 	t.Setenv("WH_TEST_DYNAMODB_ENDPOINT", private.Endpoint)
 	if got := DynamoDBServer(t); got.Endpoint != private.Endpoint {
 		t.Fatalf("DynamoDBServer = %q, want the shared %q", got.Endpoint, private.Endpoint)
+	}
+}
+
+// TestDynaliteSurvivesAnAbortedRequest proves dynalite keeps serving after a client dies in
+// the middle of sending a request, as a gateway SIGKILLed by the chaos and idempotency suites
+// does. dynalite 4.0.0 rethrows the request's "aborted" error and exits, which took the shared
+// server down for every later test of a run; the guard it is started with keeps it up.
+func TestDynaliteSurvivesAnAbortedRequest(t *testing.T) {
+	t.Parallel()
+	d := StartDynamoDB(t)
+	host := strings.TrimPrefix(d.Endpoint, "http://")
+	for range 3 {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Headers and half of the announced body, then a reset instead of the rest.
+		if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/x-amz-json-1.0\r\n"+
+			"X-Amz-Target: DynamoDB_20120810.ListTables\r\nContent-Length: 100\r\n\r\n{\"Limit\":"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // let dynalite start reading the body
+		if err := c.(*net.TCPConn).SetLinger(0); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Close()
+	}
+	// The aborts reached dynalite's request handler (else this proves nothing) ...
+	logPath := filepath.Join(d.Dir, "dynalite.log")
+	poll.Until(t, 10*time.Second, "dynalite to log an aborted request", func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "a client aborted its request")
+	})
+	// ... and it still answers.
+	if code, body := dynamoCall(t, d.Endpoint, "ListTables", `{}`); code != http.StatusOK {
+		t.Fatalf("ListTables after aborted requests: %d %s", code, body)
 	}
 }
