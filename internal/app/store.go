@@ -39,7 +39,7 @@ func buildStore(e env) (storeLayer, Component, error) {
 	)
 	switch c := e.cfg.Store; c.Backend {
 	case "chdb":
-		st, err := chdbstore.New(chdbstore.Config{Path: c.CHDB.Path, LibPath: c.CHDB.LibPath}, chdbstore.Deps{Logger: e.log})
+		st, err := chdbstore.New(chdbstore.Config{Path: c.CHDB.Path, LibPath: c.CHDB.LibPath, MaxMemoryBytes: c.CHDB.MaxMemoryBytes}, chdbstore.Deps{Logger: e.log})
 		if err != nil {
 			return sl, nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
 	"github.com/wavehouse/wavehouse/internal/mq/natsmq"
 	"github.com/wavehouse/wavehouse/internal/settings"
+	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
 	"github.com/wavehouse/wavehouse/internal/store/clickhousestore"
 	"github.com/wavehouse/wavehouse/internal/stream"
 )
@@ -55,6 +56,7 @@ func Default() Config {
 		Sweeper: Sweeper{Interval: Duration(time.Minute)},
 		Store: Store{
 			Backend: "chdb",
+			CHDB:    CHDB{MaxMemoryBytes: chdbstore.DefaultMaxMemoryBytes},
 			ClickHouse: ClickHouse{
 				Database:     "default",
 				User:         clickhousestore.DefaultUsername,

@@ -11,6 +11,8 @@ type Store struct {
 type CHDB struct {
 	LibPath string `yaml:"lib_path" env:"LIB_PATH" env-description:"Path of libchdb.so; default CHDB_LIB_PATH, then next to the binary."`
 	Path    string `yaml:"path" env:"PATH" env-description:"Engine data directory; default <data_dir>/chdb."`
+	// MaxMemoryBytes is chdbstore.Config.MaxMemoryBytes.
+	MaxMemoryBytes int64 `yaml:"max_memory_bytes" env:"MAX_MEMORY_BYTES" env-description:"Bound on the memory the engine allocates, all statements together (its max_server_memory_usage); its mark, index-mark and primary-index caches get an eighth each. At least 128 MiB; -1: the engine's own bound (90% of RAM, caches up to 5 GiB each)."`
 }
 
 // ClickHouse configures a ClickHouse server reached over the native protocol.

@@ -12,6 +12,7 @@ import (
 	"github.com/wavehouse/wavehouse/internal/logging"
 	"github.com/wavehouse/wavehouse/internal/mq/embeddedmq"
 	"github.com/wavehouse/wavehouse/internal/mq/jsmq"
+	"github.com/wavehouse/wavehouse/internal/store/chdbstore"
 )
 
 // Validate reports every problem of the configuration at once, each naming the key and what to
@@ -126,6 +127,11 @@ func (c Config) validateBackends() []error {
 		}
 		if c.Store.ClickHouse.MaxOpenConns <= 0 {
 			add("store.clickhouse.max_open_conns: must be positive")
+		}
+	}
+	if c.Store.Backend == "chdb" {
+		if err := chdbstore.ValidateMaxMemory(c.Store.CHDB.MaxMemoryBytes); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if oneOf("store.clickhouse.cluster.insert", c.Store.ClickHouse.Cluster.Insert) && c.Store.Backend == "clickhouse" {

@@ -73,6 +73,11 @@ func TestValidateRefuses(t *testing.T) {
 			c.MQ.Embedded.Sync = "sometimes"
 		}, []string{`mq.embedded.sync: "sometimes"`}},
 		{"bad log level", func(c *Config) { c.Log.Level = "loud" }, []string{"log.level"}},
+		{"chdb memory bound in MiB", func(c *Config) {
+			c.Roles = ParseRoles("api,ingest,sweeper")
+			c.MQ.Backend, c.Coord.Backend, c.Store.Backend = "embedded", "local", "chdb"
+			c.Store.CHDB.MaxMemoryBytes = 512
+		}, []string{"store.chdb.max_memory_bytes: 512 is below the minimum"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

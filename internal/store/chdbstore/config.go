@@ -2,9 +2,18 @@ package chdbstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 )
+
+// DefaultMaxMemoryBytes bounds the engine's memory when Config.MaxMemoryBytes is 0: 1 GiB.
+const DefaultMaxMemoryBytes = 1 << 30
+
+// minMaxMemoryBytes is the smallest bound accepted: below it the engine cannot run an insert of
+// one default flush (ingest.flush.max_bytes, 16 MiB) with its working buffers.
+const minMaxMemoryBytes = 128 << 20
 
 // Config configures the embedded engine (store.backend: chdb).
 type Config struct {
@@ -14,6 +23,11 @@ type Config struct {
 	// LibPath is the path of libchdb.so. Default: the CHDB_LIB_PATH environment variable, else
 	// libchdb.so next to the executable, else /usr/local/lib/libchdb.so.
 	LibPath string
+	// MaxMemoryBytes bounds the memory the engine allocates, all queries and inserts together
+	// (its max_server_memory_usage), and sizes its MergeTree caches to an eighth of it each
+	// (engineArgs). 0 means DefaultMaxMemoryBytes; -1 leaves the engine's own bound, 90% of
+	// the machine's RAM, and caches of up to 5 GiB each.
+	MaxMemoryBytes int64
 }
 
 // Validate reports every problem of the configuration at once, naming the key.
@@ -22,7 +36,42 @@ func (c Config) Validate() error {
 	if c.Path == "" {
 		errs = append(errs, errors.New("store.chdb.path: required (the engine's data directory)"))
 	}
+	if err := ValidateMaxMemory(c.MaxMemoryBytes); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// ValidateMaxMemory checks a store.chdb.max_memory_bytes value (Config.MaxMemoryBytes).
+func ValidateMaxMemory(m int64) error {
+	if m != 0 && m != -1 && m < minMaxMemoryBytes {
+		return fmt.Errorf("store.chdb.max_memory_bytes: %d is below the minimum %d (128 MiB); 0 is the default (1 GiB), -1 the engine's own bound", m, minMaxMemoryBytes)
+	}
+	return nil
+}
+
+// maxMemory is the engine's memory bound in bytes, 0 for the engine's own.
+func (c Config) maxMemory() int64 {
+	switch c.MaxMemoryBytes {
+	case 0:
+		return DefaultMaxMemoryBytes
+	case -1:
+		return 0
+	}
+	return c.MaxMemoryBytes
+}
+
+// engineArgs is the engine's command line: its data directory, and with a memory bound, the
+// bound and the MergeTree caches that would otherwise fill up to 5 GiB each (mark, index mark,
+// primary index) at an eighth of it each, so that caches alone never reach the bound.
+func (c Config) engineArgs() []string {
+	args := []string{"clickhouse", "--path=" + c.Path}
+	if m := c.maxMemory(); m > 0 {
+		cache := strconv.FormatInt(m/8, 10)
+		args = append(args, "--max_server_memory_usage="+strconv.FormatInt(m, 10),
+			"--mark_cache_size="+cache, "--index_mark_cache_size="+cache, "--primary_index_cache_size="+cache)
+	}
+	return args
 }
 
 // errLibMissing explains how to get the library; it is the boot error when none is found.

@@ -87,13 +87,13 @@ func (s *Store) acquire(ctx context.Context) error {
 			return fmt.Errorf("%w: create %s: %w", store.ErrUnavailable, s.cfg.Path, err)
 		}
 		s.removeSpoolFiles()
-		c, err := openConn(s.l, []string{"clickhouse", "--path=" + s.cfg.Path})
+		c, err := openConn(s.l, s.cfg.engineArgs())
 		if err != nil {
 			s.release()
 			return fmt.Errorf("%w: start engine: %w", store.ErrUnavailable, err)
 		}
 		s.c = c
-		s.log.Info("chdb engine started", "path", s.cfg.Path, "lib", s.cfg.LibPath)
+		s.log.Info("chdb engine started", "path", s.cfg.Path, "lib", s.cfg.LibPath, "max_memory_bytes", s.cfg.maxMemory())
 	}
 	return nil
 }
