@@ -12,11 +12,7 @@ import (
 // TestNewKeysAreAnsweredByTheFilter: a Reserve of a key stored nowhere is answered by the Bloom
 // filters, the bottom level's included, rather than by reading data blocks.
 func TestNewKeysAreAnsweredByTheFilter(t *testing.T) {
-	s, err := New(Config{Dir: t.TempDir()}, Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(t.Context()) })
+	s := newTestStore(t, nil)
 	prefill(t, s, 20_000)
 	if n := s.db.Metrics().Levels[6].TablesCount; n == 0 {
 		t.Fatalf("no table in L6 after a full compaction")
@@ -39,11 +35,7 @@ func TestNewKeysAreAnsweredByTheFilter(t *testing.T) {
 // cache. Pebble charges its memtables to the same cache, so a cache no larger than them holds
 // no block at all and every lookup reads the disk.
 func TestLookupsHitTheBlockCache(t *testing.T) {
-	s, err := New(Config{Dir: t.TempDir()}, Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(t.Context()) })
+	s := newTestStore(t, nil)
 	prefill(t, s, 100_000)
 	before := s.db.Metrics().BlockCache
 	const lookups = 1000
