@@ -27,13 +27,12 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 		return fail(err)
 	}
 	keys := make([]string, len(claims))
-	var shards []uint64
+	of := make([]uint64, len(claims)) // the shard of each claim
 	for i, c := range claims {
 		keys[i] = c.Key.Encode()
-		shards = append(shards, shardOf(s, keys[i]))
+		of[i] = shardOf(s, keys[i])
 	}
-	slices.Sort(shards)
-	shards = slices.Compact(shards)
+	shards := slices.Compact(slices.Sorted(slices.Values(of)))
 	err := s.withDB(ctx, func(db *pebble.DB) error {
 		for _, sh := range shards {
 			s.shards[sh].mu.Lock()
@@ -47,8 +46,7 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 		defer b.Close()
 		marked := make([]stored, len(claims))
 		for i, c := range claims {
-			sh := &s.shards[shardOf(s, keys[i])]
-			cur, _, err := sh.owned(db, []byte(keys[i]), c.Token)
+			cur, _, err := s.shards[of[i]].owned(db, []byte(keys[i]), c.Token)
 			if err != nil {
 				errs[i] = err
 				continue
@@ -63,17 +61,13 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 		if b.Empty() {
 			return nil
 		}
-		err := b.Commit(pebble.Sync)
-		for i := range claims {
-			if errs[i] != nil {
-				continue
-			}
-			if err == nil {
-				s.shards[shardOf(s, keys[i])].hold([]byte(keys[i]), marked[i])
-			}
-		}
-		if err != nil {
+		if err := b.Commit(pebble.Sync); err != nil {
 			return unavailable("write mark", err)
+		}
+		for i := range claims {
+			if errs[i] == nil {
+				s.shards[of[i]].hold([]byte(keys[i]), marked[i])
+			}
 		}
 		return nil
 	})

@@ -11,8 +11,8 @@ import (
 // DefaultMaxMemoryBytes bounds the engine's memory when Config.MaxMemoryBytes is 0: 1 GiB.
 const DefaultMaxMemoryBytes = 1 << 30
 
-// minMaxMemoryBytes is the smallest bound accepted: below it the engine cannot run an insert of
-// one default flush (ingest.flush.max_bytes, 16 MiB) with its working buffers.
+// minMaxMemoryBytes is the smallest bound accepted; at it a default flush (ingest.flush.max_bytes,
+// 16 MiB) still inserts (TestMemoryBound). A smaller value is most likely meant in another unit.
 const minMaxMemoryBytes = 128 << 20
 
 // Config configures the embedded engine (store.backend: chdb).
