@@ -70,6 +70,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		f    func(*testing.T, NewHarness, Caps)
 	}{
 		{"RoundTripEscapedNames", testRoundTrip},
+		{"LargeRecordsRoundTrip", testLargeRecordsRoundTrip},
 		{"OrderWithinTable", testOrder},
 		{"GroupCommitCoalesces", testGroupCommit},
 		{"NakRedeliversAfterDelay", testNak},
