@@ -1,0 +1,97 @@
+// Package bench_test checks tests/bench/compare.sh, the script behind docs/benchmarks.md's
+// side-by-side runs: two gateway builds alternated on one ClickHouse server, one summary line per
+// phase and run with the gateway's peak RSS, and a non-zero exit when a run fails.
+package bench_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
+)
+
+// compare runs compare.sh with args against ch and returns its combined output and exit error.
+func compare(t *testing.T, ch *testsvc.ClickHouse, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "bash", append([]string{"compare.sh"}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"WH_TEST_CLICKHOUSE_ADDR="+ch.NativeAddr,
+		"WH_TEST_CLICKHOUSE_HTTP_ADDR="+ch.HTTPAddr,
+		"WH_BENCH_DIR="+t.TempDir(),
+	)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// gatewayBinary builds the gateway of this checkout (or takes WH_TEST_WAVEHOUSE_BIN).
+func gatewayBinary(t *testing.T) string {
+	t.Helper()
+	bin, cleanup, err := gatewaybin.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return bin
+}
+
+func TestCompareAlternatesAndSummarises(t *testing.T) {
+	ch := testsvc.ClickHouseServer(t)
+	bin := gatewayBinary(t)
+	table := testsvc.UniqueName(t, "cmp")
+	out, err := compare(t, ch, "-n", "1", bin, bin, "--",
+		"--create", "--table", table, "--clients", "4", "--rows", "10", "--duration", "1s", "--settle", "60s",
+		"--idempotency-keys")
+	if err != nil {
+		t.Fatalf("compare.sh: %v\n%s", err, out)
+	}
+	_, summary, ok := strings.Cut(out, "== summary")
+	if !ok {
+		t.Fatalf("no summary in the output:\n%s", out)
+	}
+	// Runs alternate old, new; each has its unkeyed and keyed phase, with a positive rate and
+	// the gateway's RSS peak.
+	line := regexp.MustCompile(`(?m)^(old|new)-1 +(gateway(?: keyed)?) +ok req/s +([0-9]+) .* RSS peak +([0-9]+) MB$`)
+	got := line.FindAllStringSubmatch(summary, -1)
+	want := [][2]string{{"old", "gateway"}, {"old", "gateway keyed"}, {"new", "gateway"}, {"new", "gateway keyed"}}
+	if len(got) != len(want) {
+		t.Fatalf("summary has %d phase lines, want %d:\n%s", len(got), len(want), summary)
+	}
+	for i, m := range got {
+		if m[1] != want[i][0] || m[2] != want[i][1] {
+			t.Errorf("summary line %d is %s %s, want %s %s", i, m[1], m[2], want[i][0], want[i][1])
+		}
+		if m[3] == "0" || m[4] == "0" {
+			t.Errorf("summary line %d: ok req/s %s, RSS peak %s MB; want both above 0", i, m[3], m[4])
+		}
+	}
+	if n := strings.Count(out, "exit status 0, RSS peak"); n != 2 {
+		t.Errorf("%d runs reported exit status 0, want 2:\n%s", n, out)
+	}
+}
+
+func TestCompareFailsWhenAGatewayDoesNotStart(t *testing.T) {
+	ch := testsvc.ClickHouseServer(t)
+	bin := gatewayBinary(t)
+	broken := filepath.Join(t.TempDir(), "broken")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho refusing to start >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := compare(t, ch, "-n", "1", broken, bin, "--",
+		"--create", "--table", testsvc.UniqueName(t, "cmp"), "--clients", "2", "--rows", "1", "--duration", "1s")
+	var exit *exec.ExitError
+	if err == nil || !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("compare.sh with a gateway that exits: %v, want exit status 1\n%s", err, out)
+	}
+	if !strings.Contains(out, "old-1: the gateway did not become ready") || !strings.Contains(out, "refusing to start") {
+		t.Errorf("the output does not name the run and show the gateway's log:\n%s", out)
+	}
+	if !strings.Contains(out, "== new-1:") {
+		t.Errorf("the new side did not run after the old one failed:\n%s", out)
+	}
+}
