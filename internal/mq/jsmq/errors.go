@@ -12,6 +12,10 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
+// errCodeNoPeers is JetStream's "no suitable peers for placement" (JSClusterNoPeersErrF); nats.go
+// names no constant for it.
+const errCodeNoPeers jetstream.ErrorCode = 10005
+
 // translate maps a nats.go error to the mq sentinels, keeping the cause.
 // Context errors are returned unchanged.
 func translate(err error) error {
@@ -24,6 +28,13 @@ func translate(err error) error {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		desc := strings.ToLower(apiErr.Description)
+		if apiErr.ErrorCode == errCodeNoPeers && strings.Contains(desc, "peer offline") {
+			// "no suitable peers for placement, peer offline": a cluster whose meta leader has
+			// not heard from every peer yet (just formed, or a server restarting) cannot place a
+			// replicated stream or bucket for a moment; checked before "insufficient resources",
+			// which the same error can list too.
+			return fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
+		}
 		if strings.Contains(desc, "maximum bytes") || strings.Contains(desc, "maximum messages") ||
 			strings.Contains(desc, "resource limits") || strings.Contains(desc, "insufficient resources") {
 			return fmt.Errorf("%w: %w", mq.ErrQueueFull, err)

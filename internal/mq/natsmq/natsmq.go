@@ -122,7 +122,9 @@ func (q *Queue) open(ctx context.Context, metrics *jsmq.Metrics) (*jsmq.Queue, f
 
 // BootWait bounds how long Start waits for JetStream to answer once connected: a cluster still
 // electing its meta leader (a fresh R3 cluster, or one whose servers restart together) answers
-// "no responders" or "temporarily unavailable" for a few seconds. Any other error fails at once.
+// "no responders" or "temporarily unavailable" for a few seconds, and one whose meta leader has not
+// heard from every server yet refuses a replicated stream or bucket with "no suitable peers for
+// placement, peer offline". Any other error fails at once.
 const BootWait = time.Minute
 
 // prepare reconciles or verifies the topology and reads the layout record, retrying (every
