@@ -95,8 +95,8 @@ type Deps struct {
 	// Tracer starts the publish spans; nil: none (tracing off).
 	Tracer trace.Tracer
 	// Fault is the keyed publish path's fault-injection hook (the wavehouse_faults build's
-	// crash tests); nil in production.
-	Fault func(FaultPoint)
+	// crash tests); nil in production. Its answer matters only at FaultCommitLost.
+	Fault func(FaultPoint) bool
 }
 
 // API serves the public routes.

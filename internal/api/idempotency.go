@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/wavehouse/wavehouse/internal/auth"
@@ -44,8 +45,7 @@ type claim struct {
 // fingerprint, so resolving a marked frame recognises the same request but never a different
 // request that reuses the key after its record expired.
 func (c *claim) queueKey() string {
-	sum := sha256.Sum256([]byte(c.key.String() + "\x00" + c.fingerprint))
-	return "idem-" + hex.EncodeToString(sum[:])
+	return dedupe.QueueKey(c.key, c.fingerprint)
 }
 
 // maxInFlightRetryAfter caps the Retry-After of a 409: the first request usually finishes in
@@ -160,6 +160,15 @@ func (a *API) settleThenSend(call ingestCall, c *claim, rec *recorder, client ht
 	stored := rec.body.Bytes()
 	if rec.record != nil {
 		stored = rec.record
+	}
+	if !retryable(status) && a.fault(FaultCommitLost) {
+		// The fault build: no commit, the answer sent and flushed, then the hook's kill.
+		client.Header().Set("Content-Length", strconv.Itoa(rec.body.Len()))
+		client.WriteHeader(status)
+		_, _ = client.Write(rec.body.Bytes())
+		_ = http.NewResponseController(client).Flush()
+		a.fault(FaultKeyedAnswered)
+		return
 	}
 	if err := a.settle(ctx, c, status, stored); err != nil && !retryable(status) {
 		// The request took effect but its record is not stored: answer with a prompt retry,

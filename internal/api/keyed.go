@@ -20,13 +20,18 @@ const (
 	// FaultKeyedPublished is after a keyed request's rows were published, before its
 	// idempotency record is committed.
 	FaultKeyedPublished FaultPoint = "keyed_published"
+	// FaultCommitLost is where a keyed request's 2xx is about to be committed: a hook that
+	// returns true there has the commit skipped, as a crash takes an unsynced one, and the
+	// answer sent anyway; FaultKeyedAnswered follows, once the answer is flushed to the client.
+	FaultCommitLost FaultPoint = "commit_lost"
+	// FaultKeyedAnswered is after the answer of a request whose commit FaultCommitLost skipped
+	// was flushed to the client.
+	FaultKeyedAnswered FaultPoint = "keyed_answered"
 )
 
-// fault calls Deps.Fault at point p, when it is set.
-func (a *API) fault(p FaultPoint) {
-	if a.deps.Fault != nil {
-		a.deps.Fault(p)
-	}
+// fault calls Deps.Fault at point p, when it is set, and returns its answer.
+func (a *API) fault(p FaultPoint) bool {
+	return a.deps.Fault != nil && a.deps.Fault(p)
 }
 
 // keyedRecord is what a claimed request's publish carries: the queue message id of the request

@@ -38,7 +38,7 @@ type apiDeps struct {
 	// commits is set in a process that also inserts: only there are settlements seen.
 	commits *commits.Log
 	// fault is the keyed publish path's fault-injection hook (WithAPIFault); nil in production.
-	fault func(api.FaultPoint)
+	fault func(api.FaultPoint) bool
 	// warning is the secure-default warning, logged at every boot when the API is public and
 	// anonymous.
 	warning string

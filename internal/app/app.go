@@ -63,7 +63,7 @@ type Option func(*options)
 // options are what the Options set; wire hands each to the builder that uses it.
 type options struct {
 	writerFault func(writer.FaultPoint)
-	apiFault    func(api.FaultPoint)
+	apiFault    func(api.FaultPoint) bool
 	// registry replaces the process's own metrics registry (the metrics reference records what
 	// registers).
 	registry registry
@@ -77,7 +77,7 @@ func WithWriterFault(f func(writer.FaultPoint)) Option {
 
 // WithAPIFault gives the api a fault-injection hook on the keyed publish path (api.Deps.Fault),
 // as WithWriterFault does for the writer.
-func WithAPIFault(f func(api.FaultPoint)) Option {
+func WithAPIFault(f func(api.FaultPoint) bool) Option {
 	return func(o *options) { o.apiFault = f }
 }
 

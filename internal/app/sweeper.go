@@ -25,8 +25,9 @@ func buildSweeper(e env, queue mq.Queue, co *coordRef, dd dedupe.Store) Componen
 		var err error
 		var resolve time.Duration
 		if e.cfg.Idempotency.Enabled {
-			// Keyed frames must stay readable while a retry can resolve them (docs/adr/0012).
-			resolve = e.cfg.DuplicateWindow()
+			// Keyed frames must stay readable while a retry can resolve them (docs/adr/0012),
+			// and while a boot can still resolve a lost commit from them (docs/adr/0017).
+			resolve = e.cfg.DuplicateWindow() + resolveMargin(e)
 		}
 		s, err = sweeper.New(sweeper.Config{Interval: e.cfg.Sweeper.Interval.D(), HistoryWindow: e.cfg.Stream.HistoryWindow.D(),
 			ResolveWindow: resolve,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/wavehouse/wavehouse/internal/auth"
 	"github.com/wavehouse/wavehouse/internal/cache"
@@ -79,7 +80,15 @@ func wire(e env, acc access, o options) (*wiring, error) {
 	}
 	var dd dedupe.Store
 	if uses(compDedupe) {
-		if dd, w.comps[compDedupe], err = buildDedupe(e); err != nil {
+		retention := func(tenant string) time.Duration {
+			if set != nil {
+				if d := set.retention(tenant); d > 0 {
+					return d
+				}
+			}
+			return e.cfg.Idempotency.Retention.D()
+		}
+		if dd, w.comps[compDedupe], err = buildDedupe(e, w.queue, retention); err != nil {
 			return nil, fmt.Errorf("%s: %w", compDedupe, err)
 		}
 	}

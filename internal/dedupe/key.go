@@ -74,6 +74,15 @@ func (k Key) Encode() string {
 	return b.String()
 }
 
+// QueueKey is the identity in the queue (mq.Record.IdempotencyKey) of the request that made
+// the record of key with fingerprint: a hash of both, so resolving a marked frame recognises
+// the same request but never a different request that reuses the key after its record
+// expired. The api publishes it; a store that resolves marks from the queue recomputes it.
+func QueueKey(key Key, fingerprint string) string {
+	sum := sha256.Sum256([]byte(key.String() + "\x00" + fingerprint))
+	return "idem-" + hex.EncodeToString(sum[:])
+}
+
 // TenantPrefix returns the prefix shared by the encoded keys of every record of tenant.
 func TenantPrefix(tenant string) string {
 	return escape(tenant) + "/"

@@ -23,6 +23,34 @@ type enqueued struct {
 	Keys map[string]int
 }
 
+// requireOnce fails t unless q holds requests distinct idempotency keys, each enqueued once, and
+// the rows of requests keyed requests (ids "<prefix><i>-<j>", rowsPerKilledRequest each) once
+// each.
+func (q enqueued) requireOnce(t *testing.T, requests int, prefix string) {
+	t.Helper()
+	if len(q.Keys) != requests {
+		t.Errorf("the queue holds %d distinct idempotency keys, want one per request (%d)", len(q.Keys), requests)
+	}
+	for k, n := range q.Keys {
+		if n != 1 {
+			t.Errorf("idempotency key %s enqueued %d times", k, n)
+		}
+	}
+	wrong := 0
+	for i := range requests {
+		for j := range rowsPerKilledRequest {
+			if id := fmt.Sprintf("%s%d-%d", prefix, i, j); q.Rows[id] != 1 {
+				if wrong++; wrong <= 10 {
+					t.Errorf("row %s enqueued %d times, want once", id, q.Rows[id])
+				}
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d rows not enqueued exactly once", wrong, requests*rowsPerKilledRequest)
+	}
+}
+
 // errReplayDone ends a replay once the retained history is read.
 var errReplayDone = errors.New("replay done")
 

@@ -22,6 +22,8 @@ type harness struct {
 	dir   string
 	clock dedupe.Clock
 	cur   *localdedupe.Store
+	// resolving opens the store with Config.ResolveFromQueue.
+	resolving bool
 }
 
 func (h *harness) Open(t *testing.T) dedupe.Store {
@@ -32,7 +34,7 @@ func (h *harness) Open(t *testing.T) dedupe.Store {
 			return h.cur
 		}
 	}
-	s, err := localdedupe.New(localdedupe.Config{Dir: h.dir}, localdedupe.Deps{Clock: h.clock})
+	s, err := localdedupe.New(localdedupe.Config{Dir: h.dir, ResolveFromQueue: h.resolving}, localdedupe.Deps{Clock: h.clock})
 	if err != nil {
 		t.Fatalf("localdedupe.New: %v", err)
 	}
@@ -50,7 +52,11 @@ func (h *harness) StopBackend(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	dedupetest.Run(t, func(t *testing.T, clock dedupe.Clock, _ dedupetest.HarnessOptions) dedupetest.Harness {
-		return &harness{dir: filepath.Join(t.TempDir(), "dedupe"), clock: clock}
-	}, dedupetest.Caps{Sweeper: true})
+	for _, resolving := range []bool{false, true} {
+		t.Run(map[bool]string{false: "commits fsynced", true: "commits resolved from the queue"}[resolving], func(t *testing.T) {
+			dedupetest.Run(t, func(t *testing.T, clock dedupe.Clock, _ dedupetest.HarnessOptions) dedupetest.Harness {
+				return &harness{dir: filepath.Join(t.TempDir(), "dedupe"), clock: clock, resolving: resolving}
+			}, dedupetest.Caps{Sweeper: true})
+		})
+	}
 }

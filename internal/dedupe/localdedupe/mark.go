@@ -51,6 +51,10 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 				errs[i] = err
 				continue
 			}
+			if err := s.indexMark(b, c.Key, []byte(keys[i]), cur, frame, until.UnixNano()); err != nil {
+				errs[i] = unavailable("write mark", err)
+				continue
+			}
 			cur.Frame, cur.FrameUntil = frame, until.UnixNano()
 			if err := b.Set([]byte(keys[i]), encode(cur), nil); err != nil {
 				errs[i] = unavailable("write mark", err)

@@ -24,6 +24,9 @@ type stored struct {
 	Body        []byte `json:"b,omitempty"`
 	Frame       string `json:"fr,omitempty"`
 	FrameUntil  int64  `json:"fu,omitempty"`
+	// Resolved marks a claim ResolveMarks found stored by the queue: it answers like a
+	// committed record would, so another request reusing the key is refused.
+	Resolved bool `json:"rs,omitempty"`
 }
 
 func (s stored) record() dedupe.Record {

@@ -16,6 +16,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -36,6 +37,19 @@ type Store struct {
 	clock  dedupe.Clock
 	seed   maphash.Seed
 	shards [shardCount]shard
+	log    *slog.Logger
+
+	// resolving is Config.ResolveFromQueue and margin its ResolveMargin; synced is the time of the last background sync
+	// before this open (readSynced), which ResolveMarks starts from; stopSync and syncDone
+	// stop the background sync (nil without resolving).
+	resolving bool
+	margin    time.Duration
+	synced    time.Time
+	stopSync  chan struct{}
+	syncDone  chan struct{}
+	stopOnce  sync.Once
+	// unsynced is set by a commit written without fsync, cleared by the background sync.
+	unsynced atomic.Bool
 
 	// mu guards db against Close: calls hold it shared, Close exclusively, because Pebble
 	// must not be used after it is closed.
@@ -73,7 +87,7 @@ func New(cfg Config, deps Deps) (*Store, error) {
 	// Bloom filters on every level (getOptions uses them on the bottom one too): most Reserves
 	// look up a key that is stored nowhere, which a filter answers without reading its data
 	// blocks (BenchmarkKeyedRequest; docs/benchmarks.md).
-	opts := &pebble.Options{Logger: pebbleLogger{log: log}, CacheSize: blockCacheSize}
+	opts := &pebble.Options{Logger: pebbleLogger{log: log}, CacheSize: blockCacheSize, FS: deps.FS}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
@@ -81,7 +95,20 @@ func New(cfg Config, deps Deps) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open pebble in %s: %w", dedupe.ErrUnavailable, cfg.Dir, err)
 	}
-	return &Store{clock: clock, seed: maphash.MakeSeed(), db: db}, nil
+	s := &Store{clock: clock, seed: maphash.MakeSeed(), db: db, log: log, resolving: cfg.ResolveFromQueue, margin: cfg.resolveMargin()}
+	if s.resolving {
+		if s.synced, err = readSynced(db); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		s.stopSync, s.syncDone = make(chan struct{}), make(chan struct{})
+		interval := cfg.SyncInterval
+		if interval <= 0 {
+			interval = DefaultSyncInterval
+		}
+		go s.syncLoop(interval, s.stopSync, s.syncDone)
+	}
+	return s, nil
 }
 
 // Reserve implements dedupe.Store. A new claim is kept in memory only (shard).
@@ -97,7 +124,7 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 		}
 		now := s.clock.Now()
 		claim := dedupe.Claim{Token: dedupe.NewToken(), LeaseUntil: now.Add(lease)}
-		lapsed := false
+		lapsed, resolved := false, false
 		if found {
 			rec := cur.record()
 			if rec.Live(now) {
@@ -105,6 +132,14 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 				return nil
 			}
 			claim.Frame, claim.FrameUntil = dedupe.Inherited(rec, now)
+			if cur.Resolved && claim.Frame != "" {
+				if cur.Fingerprint != fingerprint {
+					// The request a resolved claim names was answered 2xx; as its commit would.
+					res = dedupe.Reservation{Outcome: dedupe.OutcomeMismatch, Record: rec}
+					return nil
+				}
+				resolved = true
+			}
 			lapsed = dedupe.MarkLapsed(rec, now)
 		}
 		next := stored{
@@ -116,7 +151,7 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 		if claim.Frame != "" {
 			// Pebble keeps the record that holds the inherited mark until this claim is marked
 			// or committed, so a crash leaves the mark for the next owner.
-			next.Frame, next.FrameUntil = claim.Frame, claim.FrameUntil.UnixNano()
+			next.Frame, next.FrameUntil, next.Resolved = claim.Frame, claim.FrameUntil.UnixNano(), resolved
 		}
 		sh.hold(k, next)
 		res = dedupe.Reservation{Outcome: dedupe.OutcomeClaimed, Claim: claim, Reclaimed: found, MarkLapsed: lapsed}
@@ -125,7 +160,8 @@ func (s *Store) Reserve(ctx context.Context, key dedupe.Key, fingerprint string,
 	return res, err
 }
 
-// Commit implements dedupe.Store. The record is fsynced before Commit returns.
+// Commit implements dedupe.Store. The record is fsynced before Commit returns, or within
+// Config.SyncInterval with Config.ResolveFromQueue.
 func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp dedupe.Response, retention time.Duration) error {
 	if err := dedupe.CheckCommit(key, token, resp, retention); err != nil {
 		return err
@@ -139,9 +175,22 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 		cur.ExpiresAt = s.clock.Now().Add(retention).UnixNano()
 		cur.Status = resp.Status
 		cur.Body = resp.Body
+		b := db.NewBatch()
+		defer b.Close()
+		if s.resolving && cur.Frame != "" {
+			if err := b.Delete(indexKey(cur.FrameUntil, k), nil); err != nil {
+				return unavailable("write commit", err)
+			}
+		}
 		cur.Frame, cur.FrameUntil = "", 0
-		if err := db.Set(k, encode(cur), pebble.Sync); err != nil {
+		if err := b.Set(k, encode(cur), nil); err != nil {
 			return unavailable("write commit", err)
+		}
+		if err := b.Commit(s.commitOptions()); err != nil {
+			return unavailable("write commit", err)
+		}
+		if s.resolving {
+			s.unsynced.Store(true)
 		}
 		sh.drop(k)
 		return nil
@@ -198,13 +247,26 @@ func (s *Store) Get(ctx context.Context, key dedupe.Key) (dedupe.Record, error) 
 
 // Close closes the database. It waits for calls in progress and is idempotent.
 func (s *Store) Close(context.Context) error {
+	s.stopOnce.Do(func() {
+		if s.resolving {
+			// Before taking mu: a sync in progress holds it shared.
+			close(s.stopSync)
+			<-s.syncDone
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return s.closeErr
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	if s.resolving {
+		// The last commits, durable before the database closes.
+		if err := s.db.LogData(nil, pebble.Sync); err != nil {
+			s.closeErr = fmt.Errorf("sync pebble: %w", err)
+		}
+	}
+	if err := s.db.Close(); err != nil && s.closeErr == nil {
 		s.closeErr = fmt.Errorf("close pebble: %w", err)
 	}
 	s.db = nil

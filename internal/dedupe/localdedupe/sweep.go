@@ -17,6 +17,11 @@ const sweepChunk = 1024
 // sweep runs is kept. It first ends this Store's claims whose lease lapsed (shard.prune).
 func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	removed := s.prune(now)
+	if s.resolving {
+		if err := s.withDB(ctx, func(db *pebble.DB) error { return trimIndex(db, now, s.margin) }); err != nil {
+			return removed, err
+		}
+	}
 	var after []byte
 	for {
 		var expired [][]byte
@@ -46,7 +51,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 // scanExpired returns up to sweepChunk expired keys after the key after (from the start when
 // nil), and whether the scan stopped early.
 func scanExpired(db *pebble.DB, after []byte, now time.Time) ([][]byte, bool, error) {
-	opts := &pebble.IterOptions{}
+	opts := &pebble.IterOptions{UpperBound: []byte(recordsEnd)}
 	if after != nil {
 		opts.LowerBound = append(append([]byte(nil), after...), 0)
 	}

@@ -410,12 +410,7 @@ func (d *dlq) publishReplay(ctx context.Context, rec *mq.Record, id string) erro
 	msg := q.frameMsg(q.names.Subject(rec.Tenant, rec.Table), []*mq.Record{rec})
 	msg.Header.Set(jetstream.MsgIDHeader, "dlq-replay:"+id)
 	msg.Header.Set(hdrReplayOf, id)
-	var ack *jetstream.PubAck
-	err := q.rpc(ctx, func(ctx context.Context) error {
-		var err error
-		ack, err = q.js.PublishMsg(ctx, msg)
-		return err
-	})
+	ack, err := q.publishMsg(ctx, msg)
 	if err != nil || ack.Duplicate {
 		q.release(rec.Tenant, charge)
 	}

@@ -2,7 +2,6 @@ package jsmq
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -13,11 +12,12 @@ import (
 )
 
 // Keyed records in shared frames (mq.Claim; docs/adr/0012). A frame holding
-// claimed records carries a random message id, written to every claim before
+// claimed records carries a message id of its own (frameID), written to every claim before
 // the frame is published; a later attempt of one of its requests resolves the
 // id by storing a fence under it (an empty frame with hdrFence): JetStream's
 // duplicate window then either drops the fence and names the frame, or
-// stores the fence, after which the frame itself would be dropped.
+// stores the fence, after which the frame itself would be dropped. An id
+// resolved from the stream at boot (resolve.go) is answered without a fence.
 
 // hdrFence marks a fence: a frame of no records, acknowledged unread by the
 // consumer.
@@ -30,6 +30,15 @@ var errFenced = fmt.Errorf("%w: a retry fenced this frame off before it was stor
 // attempt's frame is resolved first, then it joins the group commit.
 func (q *Queue) publishClaimed(ctx context.Context, r *mq.Record, size int) (mq.PublishResult, error) {
 	if prior := r.Claim.Prior; prior != "" {
+		if id, pos, ok := resolvedPosition(prior); ok {
+			// Resolved at boot from the stored frame (ResolveFrames): nothing to fence, unless
+			// the record there is another request's.
+			if q.holds(ctx, r, pos) {
+				q.opts.Metrics.observeResolve(true)
+				return mq.PublishResult{Position: pos, Duplicate: true}, nil
+			}
+			prior = id
+		}
 		pos, found, err := q.resolve(ctx, r, prior)
 		if err != nil {
 			return mq.PublishResult{}, err
@@ -53,12 +62,7 @@ func (q *Queue) resolve(ctx context.Context, r *mq.Record, frame string) (mq.Pos
 	msg.Header.Set(hdrRecords, "0")
 	msg.Header.Set(hdrFence, "1")
 	msg.Header.Set(jetstream.MsgIDHeader, frame)
-	var ack *jetstream.PubAck
-	err := q.rpc(ctx, func(ctx context.Context) error {
-		var err error
-		ack, err = q.js.PublishMsg(ctx, msg)
-		return err
-	})
+	ack, err := q.publishMsg(ctx, msg)
 	if err != nil {
 		return mq.Position{}, false, err
 	}
@@ -108,7 +112,7 @@ func (q *Queue) storedMsg(ctx context.Context, tenant, table string, seq uint64)
 // every request whose mark failed (dropping it from the frame) and returns
 // the requests to publish and the frame's message id ("" when none is
 // claimed).
-func (q *Queue) markFrame(frame []*pubReq) ([]*pubReq, string) {
+func (q *Queue) markFrame(subject string, frame []*pubReq) ([]*pubReq, string) {
 	byMarker := map[mq.FrameMarker][]int{}
 	for i, r := range frame {
 		if r.rec.Claim != nil {
@@ -118,12 +122,18 @@ func (q *Queue) markFrame(frame []*pubReq) ([]*pubReq, string) {
 	if len(byMarker) == 0 {
 		return frame, ""
 	}
-	id := "frame-" + rand.Text()
-	until := q.now().Add(q.opts.Topology.DuplicateWindow)
 	ctx, cancel := context.WithTimeout(context.Background(), q.opts.PublishTimeout)
 	defer cancel()
 	failed := make([]error, len(frame))
+	id, idErr := q.frameID(ctx, subject)
+	until := q.now().Add(q.opts.Topology.DuplicateWindow)
 	for m, idx := range byMarker {
+		if idErr != nil {
+			for _, i := range idx {
+				failed[i] = fmt.Errorf("mq: frame id: %w", idErr)
+			}
+			continue
+		}
 		refs := make([]any, len(idx))
 		for j, i := range idx {
 			refs[j] = frame[i].rec.Claim.Ref

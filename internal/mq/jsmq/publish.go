@@ -113,12 +113,7 @@ func msgID(r *mq.Record) string {
 func (q *Queue) publishKeyed(ctx context.Context, r *mq.Record) (mq.PublishResult, error) {
 	msg := q.frameMsg(q.names.Subject(r.Tenant, r.Table), []*mq.Record{r})
 	msg.Header.Set(jetstream.MsgIDHeader, msgID(r))
-	var ack *jetstream.PubAck
-	err := q.rpc(ctx, func(ctx context.Context) error {
-		var err error
-		ack, err = q.js.PublishMsg(ctx, msg)
-		return err
-	})
+	ack, err := q.publishMsg(ctx, msg)
 	if err != nil {
 		return mq.PublishResult{}, err
 	}
@@ -209,7 +204,7 @@ func (q *Queue) lead(sq *subjectQueue) {
 	}
 	sq.mu.Unlock()
 
-	frame, id := q.markFrame(frame)
+	frame, id := q.markFrame(sq.subject, frame)
 	var (
 		seq uint64
 		err error
@@ -246,14 +241,9 @@ func (q *Queue) publishFrame(subject string, frame []*pubReq, id string) (uint64
 		msg.Header.Set(jetstream.MsgIDHeader, id)
 	}
 	q.opts.Metrics.observeFrame(len(recs), len(msg.Data))
-	var ack *jetstream.PubAck
 	// The frame carries other callers' records: one caller's ctx must not
 	// cancel it, so only PublishTimeout bounds it.
-	err := q.rpc(context.Background(), func(ctx context.Context) error {
-		var err error
-		ack, err = q.js.PublishMsg(ctx, msg)
-		return err
-	})
+	ack, err := q.publishMsg(context.Background(), msg)
 	if err != nil {
 		return 0, err
 	}

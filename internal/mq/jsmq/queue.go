@@ -69,6 +69,12 @@ type Queue struct {
 	// alone in their frame.
 	maxRecord int
 
+	// storedMu guards lastStored (the last sequence known stored, by stream: noteStored) and
+	// epochs (the epoch of each partition stream a keyed frame was marked for: frameID).
+	storedMu   sync.Mutex
+	lastStored map[string]uint64
+	epochs     map[string]string
+
 	mu      sync.Mutex
 	closed  bool
 	closeCh chan struct{}
