@@ -161,7 +161,7 @@ func (a *API) settleThenSend(call ingestCall, c *claim, rec *recorder, client ht
 	if rec.record != nil {
 		stored = rec.record
 	}
-	if !retryable(status) && a.fault(FaultCommitLost) {
+	if status/100 == 2 && a.fault(FaultCommitLost) {
 		// The fault build: no commit, the answer sent and flushed, then the hook's kill.
 		client.Header().Set("Content-Length", strconv.Itoa(rec.body.Len()))
 		client.WriteHeader(status)

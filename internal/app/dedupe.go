@@ -47,15 +47,18 @@ func buildDedupe(e env, queue mq.Queue, retention func(tenant string) time.Durat
 	)
 	switch d := e.cfg.Dedupe; d.Backend {
 	case "local":
-		fr, resolving := queue.(frameResolver)
-		resolving = resolving && resolvesCommits(e)
+		fr, ok := queue.(frameResolver) // natsmq has it too: only the embedded queue's is exact
+		embedded := ok && e.cfg.MQ.Backend == "embedded"
+		resolving := embedded && resolvesCommits(e)
 		ls, err := localdedupe.New(localdedupe.Config{Dir: d.Local.Dir, ResolveFromQueue: resolving, ResolveMargin: resolveMargin(e)},
 			localdedupe.Deps{Logger: e.log})
 		if err != nil {
 			return nil, nil, err
 		}
 		s = ls
-		if resolving {
+		if embedded {
+			// Also when commits are fsynced now: a run before, with sync always, may have left
+			// lost commits to resolve from the same stream.
 			start = func(ctx context.Context) error {
 				_, err := ls.ResolveMarks(ctx, func(ctx context.Context, claims []localdedupe.Unresolved) ([]string, error) {
 					marks := make([]jsmq.MarkedFrame, len(claims))

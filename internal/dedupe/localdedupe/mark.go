@@ -55,7 +55,7 @@ func (s *Store) Mark(ctx context.Context, frame string, until time.Time, claims 
 				errs[i] = unavailable("write mark", err)
 				continue
 			}
-			cur.Frame, cur.FrameUntil = frame, until.UnixNano()
+			cur.Frame, cur.FrameUntil, cur.Resolved = frame, until.UnixNano(), false
 			if err := b.Set([]byte(keys[i]), encode(cur), nil); err != nil {
 				errs[i] = unavailable("write mark", err)
 				continue

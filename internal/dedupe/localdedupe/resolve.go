@@ -58,6 +58,9 @@ type indexEntry struct {
 	Table    string `json:"b"`
 	Frame    string `json:"f"`
 	QueueKey string `json:"q"`
+	// Fingerprint is the marked request's: a record that another request (another body reusing
+	// the key) took over since is not that request's any more.
+	Fingerprint string `json:"p"`
 }
 
 // Unresolved is a marked claim whose commit the store may have lost, for ResolveFunc.
@@ -93,7 +96,8 @@ func (s *Store) indexMark(b *pebble.Batch, key dedupe.Key, k []byte, cur stored,
 			return err
 		}
 	}
-	v, err := json.Marshal(indexEntry{Tenant: key.Tenant, Table: key.Table, Frame: frame, QueueKey: dedupe.QueueKey(key, cur.Fingerprint)})
+	v, err := json.Marshal(indexEntry{Tenant: key.Tenant, Table: key.Table, Frame: frame,
+		QueueKey: dedupe.QueueKey(key, cur.Fingerprint), Fingerprint: cur.Fingerprint})
 	if err != nil {
 		return err
 	}
@@ -166,9 +170,6 @@ func (s *Store) syncNow() error {
 // process that published their frames, with nothing of an earlier process left that could
 // still store one. A claim resolve cannot tell about is left as it is.
 func (s *Store) ResolveMarks(ctx context.Context, resolve ResolveFunc, retention func(tenant string) time.Duration) (int, error) {
-	if !s.resolving {
-		return 0, errors.New("localdedupe: ResolveMarks needs Config.ResolveFromQueue")
-	}
 	var (
 		keys    [][]byte
 		idxKeys [][]byte
@@ -199,7 +200,7 @@ func (s *Store) ResolveMarks(ctx context.Context, resolve ResolveFunc, retention
 			if err != nil {
 				return err
 			}
-			if !found || cur.State != int(dedupe.StatePending) || cur.Frame != e.Frame {
+			if !found || cur.State != int(dedupe.StatePending) || cur.Frame != e.Frame || cur.Fingerprint != e.Fingerprint {
 				continue // a stale entry: the record moved on
 			}
 			keys = append(keys, k)

@@ -26,7 +26,8 @@ func openResolving(t *testing.T, fs vfs.FS, clock dedupe.Clock) *Store {
 // TestResolveMarksRecoversLostCommits: with commits resolved from the queue, a crash loses the
 // commits that were not yet synced; the claims are left as their fsynced marks wrote them.
 // ResolveMarks asks the queue about exactly those (not about a commit that survived, nor about a
-// mark older than the last sync by more than the margin), records a claim whose frame the queue
+// mark older than the last sync by more than the margin, nor about a mark another request took
+// over), records a claim whose frame the queue
 // stored as resolved, and a retry long after the duplicate window then inherits the resolved
 // frame instead of a lapsed mark, while another request reusing the key is refused. A claim the
 // queue cannot tell about stays a mark, as before.
@@ -76,6 +77,26 @@ func TestResolveMarksRecoversLostCommits(t *testing.T) {
 	if errs := s.Mark(ctx, "frame-B", until, owned("later")); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
+	// A marked claim released (keeping its mark), then taken over by another request reusing
+	// the key, which released too: the record is that request's now, not the marked one's.
+	tok["taken"] = claim("taken")
+	if errs := s.Mark(ctx, "frame-B", until, owned("taken")); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if err := s.Release(ctx, key("taken"), tok["taken"]); err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.Reserve(ctx, key("taken"), "fp-reuse", 2*time.Second)
+	if err != nil || other.Outcome != dedupe.OutcomeClaimed || other.Claim.Frame != "frame-B" {
+		t.Fatalf("Reserve over the released mark: %+v, %v", other, err)
+	}
+	if err := s.Release(ctx, key("taken"), other.Claim.Token); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.syncNow(); err != nil { // the releases are not fsynced on their own
+		t.Fatal(err)
+	}
+
 	if err := s.Commit(ctx, key("lost"), tok["lost"], resp, 24*time.Hour); err != nil {
 		t.Fatal(err)
 	}

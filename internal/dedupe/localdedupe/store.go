@@ -96,11 +96,13 @@ func New(cfg Config, deps Deps) (*Store, error) {
 		return nil, fmt.Errorf("%w: open pebble in %s: %w", dedupe.ErrUnavailable, cfg.Dir, err)
 	}
 	s := &Store{clock: clock, seed: maphash.MakeSeed(), db: db, log: log, resolving: cfg.ResolveFromQueue, margin: cfg.resolveMargin()}
+	// Read even when commits are fsynced now: an earlier run may have resolved them from the
+	// queue and left marks to resolve (ResolveMarks).
+	if s.synced, err = readSynced(db); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if s.resolving {
-		if s.synced, err = readSynced(db); err != nil {
-			_ = db.Close()
-			return nil, err
-		}
 		s.stopSync, s.syncDone = make(chan struct{}), make(chan struct{})
 		interval := cfg.SyncInterval
 		if interval <= 0 {
@@ -182,7 +184,7 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 				return unavailable("write commit", err)
 			}
 		}
-		cur.Frame, cur.FrameUntil = "", 0
+		cur.Frame, cur.FrameUntil, cur.Resolved = "", 0, false
 		if err := b.Set(k, encode(cur), nil); err != nil {
 			return unavailable("write commit", err)
 		}

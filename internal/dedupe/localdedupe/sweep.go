@@ -17,10 +17,8 @@ const sweepChunk = 1024
 // sweep runs is kept. It first ends this Store's claims whose lease lapsed (shard.prune).
 func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	removed := s.prune(now)
-	if s.resolving {
-		if err := s.withDB(ctx, func(db *pebble.DB) error { return trimIndex(db, now, s.margin) }); err != nil {
-			return removed, err
-		}
+	if err := s.withDB(ctx, func(db *pebble.DB) error { return trimIndex(db, now, s.margin) }); err != nil {
+		return removed, err
 	}
 	var after []byte
 	for {
