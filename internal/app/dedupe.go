@@ -28,6 +28,12 @@ func resolvesCommits(e env) bool {
 	return e.cfg.MQ.Backend == "embedded" && e.cfg.MQ.Embedded.Sync == embeddedmq.SyncAlways
 }
 
+// resolvesAtBoot says whether the local store resolves marks from the queue at boot: with the
+// embedded queue, whatever its sync now (an earlier run with sync always may have left some).
+func resolvesAtBoot(e env) bool {
+	return e.cfg.Dedupe.Backend == "local" && e.cfg.MQ.Backend == "embedded"
+}
+
 // resolveMargin is how long after its mark's FrameUntil a keyed request can still commit: the
 // store's default plus how long ?wait=committed may hold the commit back. The local store
 // resolves marks that recent, and the sweeper keeps frames that much past the duplicate window.
@@ -48,7 +54,7 @@ func buildDedupe(e env, queue mq.Queue, retention func(tenant string) time.Durat
 	switch d := e.cfg.Dedupe; d.Backend {
 	case "local":
 		fr, ok := queue.(frameResolver) // natsmq has it too: only the embedded queue's is exact
-		embedded := ok && e.cfg.MQ.Backend == "embedded"
+		embedded := ok && resolvesAtBoot(e)
 		resolving := embedded && resolvesCommits(e)
 		ls, err := localdedupe.New(localdedupe.Config{Dir: d.Local.Dir, ResolveFromQueue: resolving, ResolveMargin: resolveMargin(e)},
 			localdedupe.Deps{Logger: e.log})

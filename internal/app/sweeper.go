@@ -26,8 +26,12 @@ func buildSweeper(e env, queue mq.Queue, co *coordRef, dd dedupe.Store) Componen
 		var resolve time.Duration
 		if e.cfg.Idempotency.Enabled {
 			// Keyed frames must stay readable while a retry can resolve them (docs/adr/0012),
-			// and while a boot can still resolve a lost commit from them (docs/adr/0017).
-			resolve = e.cfg.DuplicateWindow() + resolveMargin(e)
+			// and, where the local store's boot resolves lost commits from them, while it can
+			// (docs/adr/0017).
+			resolve = e.cfg.DuplicateWindow()
+			if resolvesAtBoot(e) {
+				resolve += resolveMargin(e)
+			}
 		}
 		s, err = sweeper.New(sweeper.Config{Interval: e.cfg.Sweeper.Interval.D(), HistoryWindow: e.cfg.Stream.HistoryWindow.D(),
 			ResolveWindow: resolve,
