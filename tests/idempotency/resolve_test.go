@@ -20,9 +20,6 @@ import (
 // the original answer (same position, not a second one), and every key and row is enqueued and
 // stored once.
 func TestLostCommitResolvedAfterTheWindow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out the 2-minute duplicate window")
-	}
 	g := newGateway(t, backends{}, func(c *gatewayConfig) { c.Lease = "2s" })
 	const table = "lostcommit"
 	g.sql(t, fmt.Sprintf(dedupDDL, table))

@@ -39,9 +39,9 @@ type Store struct {
 	shards [shardCount]shard
 	log    *slog.Logger
 
-	// resolving is Config.ResolveFromQueue and margin its ResolveMargin; synced is the time of the last background sync
-	// before this open (readSynced), which ResolveMarks starts from; stopSync and syncDone
-	// stop the background sync (nil without resolving).
+	// resolving is Config.ResolveFromQueue and margin its ResolveMargin; synced is the time
+	// of the last background sync before this open (readSynced), which ResolveMarks starts
+	// from; stopSync and syncDone stop the background sync (nil without resolving).
 	resolving bool
 	margin    time.Duration
 	synced    time.Time

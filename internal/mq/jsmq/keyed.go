@@ -92,20 +92,7 @@ func (q *Queue) resolve(ctx context.Context, r *mq.Record, frame string) (mq.Pos
 
 // storedMsg reads the message at seq of tenant/table's partition stream.
 func (q *Queue) storedMsg(ctx context.Context, tenant, table string, seq uint64) (*jetstream.RawStreamMsg, error) {
-	var msg *jetstream.RawStreamMsg
-	err := q.rpc(ctx, func(ctx context.Context) error {
-		s, err := q.js.Stream(ctx, q.names.Stream(q.names.Partition(tenant, table)))
-		if err != nil {
-			return err
-		}
-		msg, err = s.GetMsg(ctx, seq)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		// Trimmed already: whether it held the record cannot be told.
-		return nil, fmt.Errorf("%w: message %d that took an unresolved frame id is no longer stored", mq.ErrUnavailable, seq)
-	}
-	return msg, err
+	return q.storedMsgIn(ctx, q.names.Stream(q.names.Partition(tenant, table)), seq)
 }
 
 // markFrame has the claims among frame marked with a new frame id. It answers

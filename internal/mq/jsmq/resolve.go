@@ -266,7 +266,8 @@ func (q *Queue) storedMsgIn(ctx context.Context, stream string, seq uint64) (*je
 		return err
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, fmt.Errorf("%w: message %d of %s is no longer stored", mq.ErrUnavailable, seq, stream)
+		// Trimmed already: whether it held a record cannot be told.
+		return nil, fmt.Errorf("%w: message %d of %s that took an unresolved frame id is no longer stored", mq.ErrUnavailable, seq, stream)
 	}
 	return msg, err
 }
