@@ -1,6 +1,8 @@
 package dedupe_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -120,4 +122,23 @@ func FuzzKeyEncodeInjective(f *testing.F) {
 			t.Fatalf("%v and %v both encode to %q", k1, k2, k1.Encode())
 		}
 	})
+}
+
+// TestQueueKeyIsStable: a mark stored by an earlier release names its request by the QueueKey
+// that release computed, so the hashed bytes (key.String(), a zero byte, the fingerprint) must
+// never change. The literal was computed with the original fmt-based form.
+func TestQueueKeyIsStable(t *testing.T) {
+	k := dedupe.Key{Tenant: "acme", Table: "events", ID: "order-42\x1fjwt\xff"}
+	if got, want := dedupe.QueueKey(k, "ab12"), "idem-8489f09ca826f7fd5fef723a0d0e4e6666d1b1ff738dcddaa5202e6b34945421"; got != want {
+		t.Fatalf("QueueKey = %s, want %s", got, want)
+	}
+	for _, k := range []dedupe.Key{
+		{Tenant: "t", Table: "x", ID: "i"},
+		{Tenant: "tenant \"q\"", Table: "ta/ble", ID: "日本\t\x00"},
+	} {
+		sum := sha256.Sum256([]byte(k.String() + "\x00" + "fp"))
+		if got, want := dedupe.QueueKey(k, "fp"), "idem-"+hex.EncodeToString(sum[:]); got != want {
+			t.Fatalf("QueueKey(%v) = %s, want %s", k, got, want)
+		}
+	}
 }

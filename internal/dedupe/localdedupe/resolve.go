@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -51,18 +50,6 @@ const DefaultSyncInterval = 100 * time.Millisecond
 // still stored when the store resolves it.
 const DefaultResolveMargin = 5 * time.Minute
 
-// indexEntry is the value of a mark index entry: what the queue needs to find the claim's
-// request.
-type indexEntry struct {
-	Tenant   string `json:"t"`
-	Table    string `json:"b"`
-	Frame    string `json:"f"`
-	QueueKey string `json:"q"`
-	// Fingerprint is the marked request's: a record that another request (another body reusing
-	// the key) took over since is not that request's any more.
-	Fingerprint string `json:"p"`
-}
-
 // Unresolved is a marked claim whose commit the store may have lost, for ResolveFunc.
 type Unresolved struct {
 	// Tenant and Table are the request's.
@@ -92,16 +79,24 @@ func (s *Store) indexMark(b *pebble.Batch, key dedupe.Key, k []byte, cur stored,
 		return nil
 	}
 	if cur.Frame != "" {
-		if err := b.Delete(indexKey(cur.FrameUntil, k), nil); err != nil {
+		if err := deleteIndexEntry(b, cur.FrameUntil, k); err != nil {
 			return err
 		}
 	}
-	v, err := json.Marshal(indexEntry{Tenant: key.Tenant, Table: key.Table, Frame: frame,
-		QueueKey: dedupe.QueueKey(key, cur.Fingerprint), Fingerprint: cur.Fingerprint})
-	if err != nil {
-		return err
-	}
+	v := indexEntry{Tenant: key.Tenant, Table: key.Table, Frame: frame,
+		QueueKey: dedupe.QueueKey(key, cur.Fingerprint), Fingerprint: cur.Fingerprint}.encode()
 	return b.Set(indexKey(until, k), v, nil)
+}
+
+// deleteIndexEntry adds the deletion of the index entry of k marked until until to b. An
+// entry is set once (its key holds the mark's end, in nanoseconds), so a single delete is
+// enough, and Pebble drops it together with the set when both meet in a flush or a
+// compaction, where a plain delete's tombstone would be carried down every level: most
+// entries are set and deleted within milliseconds, in the same memtable. Were an entry ever set
+// twice, the older set would be left, and a stale entry only costs ResolveMarks a look
+// (it skips an entry whose record moved on) until trimIndex removes it.
+func deleteIndexEntry(b *pebble.Batch, until int64, k []byte) error {
+	return b.SingleDelete(indexKey(until, k), nil)
 }
 
 // commitOptions is how Commit writes: without waiting for an fsync when commits are resolved
@@ -191,8 +186,8 @@ func (s *Store) ResolveMarks(ctx context.Context, resolve ResolveFunc, retention
 			if len(ik) <= len(markIndexPrefix)+8 {
 				continue
 			}
-			var e indexEntry
-			if json.Unmarshal(it.Value(), &e) != nil {
+			e, err := decodeIndexEntry(it.Value())
+			if err != nil {
 				continue
 			}
 			k := append([]byte(nil), ik[len(markIndexPrefix)+8:]...)

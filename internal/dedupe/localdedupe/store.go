@@ -180,11 +180,12 @@ func (s *Store) Commit(ctx context.Context, key dedupe.Key, token string, resp d
 		b := db.NewBatch()
 		defer b.Close()
 		if s.resolving && cur.Frame != "" {
-			if err := b.Delete(indexKey(cur.FrameUntil, k), nil); err != nil {
+			if err := deleteIndexEntry(b, cur.FrameUntil, k); err != nil {
 				return unavailable("write commit", err)
 			}
 		}
-		cur.Frame, cur.FrameUntil, cur.Resolved = "", 0, false
+		// A committed record needs no claim: the token and lease are not kept.
+		cur.Frame, cur.FrameUntil, cur.Resolved, cur.Token, cur.LeaseUntil = "", 0, false, "", 0
 		if err := b.Set(k, encode(cur), nil); err != nil {
 			return unavailable("write commit", err)
 		}
