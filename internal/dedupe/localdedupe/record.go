@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/binread"
 	"github.com/wavehouse/wavehouse/internal/dedupe"
 )
 
@@ -75,21 +76,21 @@ func decode(b []byte) (stored, error) {
 	if len(b) == 0 || b[0] != recordVersionBinary {
 		return stored{}, fmt.Errorf("decode record: unknown version")
 	}
-	r := reader{b: b[1:]}
+	r := reader{binread.Reader{B: b[1:]}}
 	s := stored{Version: recordVersionBinary}
-	s.State = int(r.uvarint())
+	s.State = int(r.Uvarint())
 	s.Token = r.str()
 	s.Fingerprint = r.fingerprint()
-	s.LeaseUntil = r.varint()
-	s.ExpiresAt = r.varint()
-	s.Status = int(r.uvarint())
-	if body := r.bytes(); len(body) > 0 {
+	s.LeaseUntil = r.Varint()
+	s.ExpiresAt = r.Varint()
+	s.Status = int(r.Uvarint())
+	if body := r.Bytes(); len(body) > 0 {
 		s.Body = append([]byte(nil), body...)
 	}
 	s.Frame = r.str()
-	s.FrameUntil = r.varint()
-	s.Resolved = r.uvarint() == 1
-	if r.err != nil || len(r.b) != 0 {
+	s.FrameUntil = r.Varint()
+	s.Resolved = r.Uvarint() == 1
+	if r.Err != nil || len(r.B) != 0 {
 		return stored{}, fmt.Errorf("decode record: %w", errBadValue)
 	}
 	return s, nil
@@ -145,10 +146,10 @@ func decodeIndexEntry(b []byte) (indexEntry, error) {
 	if len(b) == 0 || b[0] != recordVersionBinary {
 		return e, errBadValue
 	}
-	r := reader{b: b[1:]}
+	r := reader{binread.Reader{B: b[1:]}}
 	e.Tenant, e.Table, e.Frame, e.QueueKey = r.str(), r.str(), r.str(), r.str()
 	e.Fingerprint = r.fingerprint()
-	if r.err != nil || len(r.b) != 0 {
+	if r.Err != nil || len(r.B) != 0 {
 		return indexEntry{}, errBadValue
 	}
 	return e, nil
@@ -181,70 +182,21 @@ func isLowerHex(s string) bool {
 
 // reader decodes the binary layouts; the first error sticks.
 type reader struct {
-	b   []byte
-	err error
+	binread.Reader
 }
 
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errBadValue
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errBadValue
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) bytes() []byte {
-	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.err = errBadValue
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) str() string { return string(r.bytes()) }
+func (r *reader) str() string { return string(r.Bytes()) }
 
 func (r *reader) fingerprint() string {
-	if r.err != nil {
+	switch flag := r.Fixed(1); {
+	case r.Err != nil:
 		return ""
-	}
-	if len(r.b) == 0 {
-		r.err = errBadValue
+	case flag[0] == 1:
+		if packed := r.Fixed(32); r.Err == nil {
+			return hex.EncodeToString(packed)
+		}
 		return ""
-	}
-	packed := r.b[0] == 1
-	r.b = r.b[1:]
-	if !packed {
+	default:
 		return r.str()
 	}
-	if len(r.b) < 32 {
-		r.err = errBadValue
-		return ""
-	}
-	fp := hex.EncodeToString(r.b[:32])
-	r.b = r.b[32:]
-	return fp
 }

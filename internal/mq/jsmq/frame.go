@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wavehouse/wavehouse/internal/binread"
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
@@ -65,79 +66,34 @@ func decodeFrame(data []byte, tenant, table string, seq uint64) ([]mq.Record, er
 	if len(data) == 0 || data[0] != frameMagic {
 		return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
 	}
-	d := decoder{b: data[1:]}
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(data)) {
+	d := binread.Reader{B: data[1:]}
+	n := d.Uvarint()
+	if d.Err != nil || n > uint64(len(data)) {
 		return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
 	}
 	recs := make([]mq.Record, 0, n)
 	for i := uint64(0); i < n; i++ {
 		r := mq.Record{Tenant: tenant, Table: table, Position: mq.Position{Seq: seq, Index: uint32(i)}}
-		if ns := d.varint(); ns != 0 {
+		if ns := d.Varint(); ns != 0 {
 			r.AcceptedAt = time.Unix(0, ns).UTC()
 		}
-		r.IdempotencyKey = string(d.bytes())
-		nh := d.uvarint()
+		r.IdempotencyKey = string(d.Bytes())
+		nh := d.Uvarint()
 		if nh > uint64(len(data)) {
 			return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
 		}
 		if nh > 0 {
 			r.Headers = make(map[string]string, nh)
 			for j := uint64(0); j < nh; j++ {
-				k := string(d.bytes())
-				r.Headers[k] = string(d.bytes())
+				k := string(d.Bytes())
+				r.Headers[k] = string(d.Bytes())
 			}
 		}
-		r.Payload = d.bytes()
-		if d.err != nil {
+		r.Payload = d.Bytes()
+		if d.Err != nil {
 			return nil, fmt.Errorf("%w at sequence %d", errBadFrame, seq)
 		}
 		recs = append(recs, r)
 	}
 	return recs, nil
-}
-
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errBadFrame
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errBadFrame
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errBadFrame
-		return nil
-	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/wavehouse/wavehouse/internal/binread"
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
@@ -110,38 +111,38 @@ func decodePlan(id string, data []byte) (journalEntry, error) {
 	p := &e.plan
 	p.ID = id
 	p.Inserted = data[1]&1 != 0
-	d := decoder{b: data[2:]}
-	if claim := d.varint(); claim != 0 {
+	d := binread.Reader{B: data[2:]}
+	if claim := d.Varint(); claim != 0 {
 		p.ClaimedUntil = time.Unix(0, claim)
 	}
 	if data[0] == planMagic {
-		e.claimer = string(d.bytes())
+		e.claimer = string(d.Bytes())
 	}
-	e.plannedAt = d.varint()
-	p.Tenant = string(d.bytes())
-	p.Table = string(d.bytes())
-	part := int(d.uvarint())
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(data)) {
+	e.plannedAt = d.Varint()
+	p.Tenant = string(d.Bytes())
+	p.Table = string(d.Bytes())
+	part := int(d.Uvarint())
+	n := d.Uvarint()
+	if d.Err != nil || n > uint64(len(data)) {
 		return journalEntry{}, errBadPlan
 	}
 	p.Frames = make([]mq.FrameRef, n)
 	var seq uint64
 	for i := range p.Frames {
-		seq += uint64(d.varint())
+		seq += uint64(d.Varint())
 		p.Frames[i] = mq.FrameRef{Partition: part, Seq: seq}
 	}
-	nf := d.uvarint()
-	if d.err != nil || nf > uint64(len(data)) {
+	nf := d.Uvarint()
+	if d.Err != nil || nf > uint64(len(data)) {
 		return journalEntry{}, errBadPlan
 	}
 	for range nf {
-		f := mq.FailedRecord{Frame: int(d.uvarint()), Record: int(d.uvarint())}
-		f.Code = string(d.bytes())
-		f.Message = string(d.bytes())
+		f := mq.FailedRecord{Frame: int(d.Uvarint()), Record: int(d.Uvarint())}
+		f.Code = string(d.Bytes())
+		f.Message = string(d.Bytes())
 		p.Failed = append(p.Failed, f)
 	}
-	if d.err != nil {
+	if d.Err != nil {
 		return journalEntry{}, errBadPlan
 	}
 	return e, nil
