@@ -84,12 +84,32 @@ summary="$work/summary.$$"
 : >"$summary"
 failed=0
 
+# The processes and directory of the run in progress, stopped and removed by stop_run when the
+# script is interrupted (Ctrl-C, SIGTERM) or exits early, so no gateway is left running.
+run_pids=()
+run_dir=""
+stop_run() {
+	local pid
+	for pid in "${run_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${run_pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	run_pids=()
+	[ -z "$run_dir" ] || rm -rf "$run_dir"
+	run_dir=""
+}
+trap 'stop_run; rm -f "$summary"' EXIT
+trap 'say "interrupted: stopping the run in progress"; exit 130' INT TERM
+
 # one_run LABEL BIN ARGS...: one gateway on a fresh data directory, one load, then stop.
 one_run() {
 	local label="$1" bin="$2"
 	shift 2
 	local dir api ops gw sampler report rss_kb=0 rc=0
 	dir="$(mktemp -d "$work/run.XXXXXX")"
+	run_dir="$dir"
 	api="$(free_port)"
 	ops="$(free_port "$api")"
 	sed -e "s#@API@#127.0.0.1:$api#g" -e "s#@OPS@#127.0.0.1:$ops#g" -e "s#@DATA@#$dir/data#g" \
@@ -98,6 +118,7 @@ one_run() {
 	# The gateway refuses WH_ variables it does not know; WH_BENCH_DIR is this script's.
 	env -u WH_BENCH_DIR "$bin" serve --config "$dir/gateway.yaml" >"$dir/gateway.log" 2>&1 &
 	gw=$!
+	run_pids=("$gw")
 	local i
 	for i in $(seq 1 120); do
 		http_ok "http://127.0.0.1:$ops/readyz" && break
@@ -109,6 +130,7 @@ one_run() {
 		tail -n 20 "$dir/gateway.log" >&2
 		kill "$gw" 2>/dev/null || true
 		wait "$gw" 2>/dev/null || true
+		run_pids=() run_dir="" # the directory is kept, with the gateway's log
 		return 1
 	fi
 	(while pid_alive "$gw"; do
@@ -116,10 +138,15 @@ one_run() {
 		sleep 1
 	done) >"$dir/rss" &
 	sampler=$!
+	run_pids+=("$sampler")
 	report="$dir/report"
 	"$work/wavehouse-load" bench ingest --url "http://127.0.0.1:$api" --ops-url "http://127.0.0.1:$ops" \
 		--database wh --clickhouse-http "$WH_TEST_CLICKHOUSE_HTTP_ADDR" \
-		--operator-key-file "$dir/data/operator.key" --quiet "$@" >"$report" 2>&1 || rc=$?
+		--operator-key-file "$dir/data/operator.key" --quiet "$@" >"$report" 2>&1 &
+	# In the background and waited for, so that an interrupt runs the trap at once (bash runs
+	# a trap only after its foreground command ends).
+	run_pids+=("$!")
+	wait "$!" || rc=$?
 	kill "$gw" 2>/dev/null || true
 	wait "$gw" 2>/dev/null || true
 	kill "$sampler" 2>/dev/null || true
@@ -136,6 +163,7 @@ one_run() {
 			printf "%-8s %-16s ok req/s %9s  rows/s %10s  p99 %9s  e2e rows/s %10s  RSS peak %5s MB\n", label, t, $(f+2), $(f+3), $(f+6), $(f+10), rss
 		}' "$report" >>"$summary"
 	rm -rf "$dir"
+	run_pids=() run_dir=""
 	return "$rc"
 }
 

@@ -9,24 +9,34 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wavehouse/wavehouse/internal/testutil/gatewaybin"
+	"github.com/wavehouse/wavehouse/internal/testutil/poll"
 	"github.com/wavehouse/wavehouse/internal/testutil/testsvc"
 )
 
 // compare runs compare.sh with args against ch and returns its combined output and exit error.
 func compare(t *testing.T, ch *testsvc.ClickHouse, args ...string) (string, error) {
 	t.Helper()
+	out, err := compareCmd(t, ch, t.TempDir(), args...).CombinedOutput()
+	return string(out), err
+}
+
+// compareCmd is the command of compare.sh with args against ch, working under benchDir.
+func compareCmd(t *testing.T, ch *testsvc.ClickHouse, benchDir string, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "bash", append([]string{"compare.sh"}, args...)...)
 	cmd.Env = append(os.Environ(),
 		"WH_TEST_CLICKHOUSE_ADDR="+ch.NativeAddr,
 		"WH_TEST_CLICKHOUSE_HTTP_ADDR="+ch.HTTPAddr,
-		"WH_BENCH_DIR="+t.TempDir(),
+		"WH_BENCH_DIR="+benchDir,
 	)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 // gatewayBinary builds the gateway of this checkout (or takes WH_TEST_WAVEHOUSE_BIN).
@@ -94,4 +104,81 @@ func TestCompareFailsWhenAGatewayDoesNotStart(t *testing.T) {
 	if !strings.Contains(out, "== new-1:") {
 		t.Errorf("the new side did not run after the old one failed:\n%s", out)
 	}
+}
+
+// TestCompareStopsItsGatewayWhenInterrupted: an interrupted compare.sh (Ctrl-C, SIGTERM) stops
+// the gateway and the load of the run in progress, removes its data directory and exits 130,
+// instead of leaving a gateway running.
+func TestCompareStopsItsGatewayWhenInterrupted(t *testing.T) {
+	ch := testsvc.ClickHouseServer(t)
+	bin := gatewayBinary(t)
+	benchDir := t.TempDir()
+	cmd := compareCmd(t, ch, benchDir, "-n", "1", bin, bin, "--",
+		"--create", "--table", testsvc.UniqueName(t, "cmp"), "--clients", "2", "--rows", "1", "--duration", "10m")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var gateway, load int
+	poll.Until(t, 3*time.Minute, "the first run's gateway and load", func() bool {
+		gateway, load = processWith(t, benchDir, " serve "), processWith(t, benchDir, " bench ingest ")
+		return gateway != 0 && load != 0
+	})
+	t.Cleanup(func() { // what a failed run of this test would leave
+		for _, what := range []string{" serve ", " bench ingest "} {
+			if pid := processWith(t, benchDir, what); pid != 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-waited
+		t.Fatalf("compare.sh did not exit within a minute of the interrupt: it waits for the run in progress\n%s", out.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("interrupted compare.sh: %v, want exit status 130\n%s", err, out.String())
+	}
+	for name, pid := range map[string]int{"gateway": gateway, "load": load} {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the %s (pid %d) is still there after compare.sh exited: %v", name, pid, err)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if runs, _ := filepath.Glob(filepath.Join(benchDir, "run.*")); len(runs) != 0 {
+		t.Errorf("the run's directory is left: %v", runs)
+	}
+}
+
+// processWith returns the pid of a process whose command line holds dir and what, or 0.
+func processWith(t *testing.T, dir, what string) int {
+	t.Helper()
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cmdlines {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the process ended
+		}
+		line := " " + strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(line, dir) && strings.Contains(line, what) {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			if err == nil {
+				return pid
+			}
+		}
+	}
+	return 0
 }
