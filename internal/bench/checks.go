@@ -38,28 +38,49 @@ func (r *Report) checks() []string {
 // gatewayRSS reads process_resident_memory_bytes from the gateway's /metrics; -1 when it
 // cannot.
 func gatewayRSS(ctx context.Context, client *http.Client, opsURL string) int64 {
+	v, ok := opsMetric(ctx, client, opsURL, "process_resident_memory_bytes")
+	if !ok {
+		return -1
+	}
+	return int64(v)
+}
+
+// gatewayCPU returns a function reading the gateway's process_cpu_seconds_total (-1 when it
+// cannot), or nil without an ops listener.
+func gatewayCPU(client *http.Client, opsURL string) func(context.Context) float64 {
+	if opsURL == "" {
+		return nil
+	}
+	return func(ctx context.Context) float64 {
+		v, ok := opsMetric(ctx, client, opsURL, "process_cpu_seconds_total")
+		if !ok {
+			return -1
+		}
+		return v
+	}
+}
+
+// opsMetric reads the unlabelled metric name from the gateway's /metrics.
+func opsMetric(ctx context.Context, client *http.Client, opsURL, name string) (float64, bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(opsURL, "/")+"/metrics", nil)
 	if err != nil {
-		return -1
+		return 0, false
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return -1
+		return 0, false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return -1
+		return 0, false
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return -1
-			}
-			return int64(f)
+			return f, err == nil
 		}
 	}
-	return -1
+	return 0, false
 }

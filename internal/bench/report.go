@@ -46,6 +46,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		if p.AllQueryable {
 			fmt.Fprintf(w, ", all queryable %s after start", p.EndToEnd.Round(time.Millisecond))
 		}
+		if p.GatewayCPUSeconds >= 0 && p.OKRequests > 0 && p.Elapsed > 0 {
+			fmt.Fprintf(w, ", gateway CPU %.2f cores, %.0f µs a 2xx request",
+				p.GatewayCPUSeconds/p.Elapsed.Seconds(), 1e6*p.GatewayCPUSeconds/float64(p.OKRequests))
+		}
 		fmt.Fprintln(w)
 		if p.Note != "" {
 			fmt.Fprintf(w, "  note: %s\n", p.Note)

@@ -50,7 +50,12 @@ type Phase struct {
 	Parts         int64            `json:"parts"`             // active parts of the table after the run; -1 unknown
 	PartsAtEnd    int64            `json:"parts_at_load_end"` // active parts when the load stopped, before merges catch up; -1 unknown
 	Inserts       int64            `json:"inserts"`           // INSERT queries the server ran during the phase (= parts created); -1 unknown
-	Note          string           `json:"note,omitempty"`
+	// GatewayCPUSeconds is the CPU time the gateway process used from the phase's start to the
+	// end of its load (process_cpu_seconds_total on Config.OpsURL); -1 unknown or not a
+	// gateway phase. Per request it is a steadier measure of the gateway's cost than req/s on a
+	// box whose other tenants come and go.
+	GatewayCPUSeconds float64 `json:"gateway_cpu_seconds"`
+	Note              string  `json:"note,omitempty"`
 }
 
 // Report is the result of a whole run: the gateway phase first, then each direct target.
@@ -106,7 +111,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				slices.Reverse(phases)
 			}
 			for _, gp := range phases {
-				p := runPhase(ctx, cfg, gp.name, cfg.Table, gp.target, batches, cnt, ch)
+				p := runPhase(ctx, cfg, gp.name, cfg.Table, gp.target, batches, cnt, ch, gatewayCPU(client, cfg.OpsURL))
 				p.Round = round
 				p.Parts = partsOf(ctx, ch, cfg.Database, cfg.Table)
 				rep.Phases = append(rep.Phases, p)
@@ -188,7 +193,7 @@ func runDirect(ctx context.Context, cfg Config, client *http.Client, d Direct, n
 			}
 		}
 		s := clickHouseHTTPTarget(d.Addr, cfg.Database, table, cfg.Gzip)
-		p := runPhase(ctx, cfg, "direct "+d.Kind, table, s, batches, tableCounter{ch: ch, table: cfg.Database + "." + table}, ch)
+		p := runPhase(ctx, cfg, "direct "+d.Kind, table, s, batches, tableCounter{ch: ch, table: cfg.Database + "." + table}, ch, nil)
 		p.Parts = partsOf(ctx, ch, cfg.Database, table)
 		return p, nil
 	default:
@@ -209,7 +214,7 @@ func runDirect(ctx context.Context, cfg Config, client *http.Client, d Direct, n
 			ch = &clickHouseHTTP{client: client, addr: cfg.ClickHouseHTTP}
 		}
 		var cnt counter = nativeCounter{conn: conn, table: cfg.Database + "." + table}
-		p := runPhase(ctx, cfg, "direct "+d.Kind, table, s, batches, cnt, ch)
+		p := runPhase(ctx, cfg, "direct "+d.Kind, table, s, batches, cnt, ch, nil)
 		if ch == nil {
 			if n, err := nativeParts(ctx, conn, cfg.Database, table); err == nil {
 				p.Parts = n
@@ -230,8 +235,12 @@ type clientResult struct {
 
 // runPhase drives the clients against one sender, samples the timelines and waits for the
 // accepted rows to become queryable.
-func runPhase(ctx context.Context, cfg Config, name, table string, tg target, batches []Batch, cnt counter, ch *clickHouseHTTP) (p Phase) {
-	p = Phase{Target: name, Table: table, Queryable: -1, Parts: -1, PartsAtEnd: -1, Inserts: -1}
+func runPhase(ctx context.Context, cfg Config, name, table string, tg target, batches []Batch, cnt counter, ch *clickHouseHTTP, cpu func(context.Context) float64) (p Phase) {
+	p = Phase{Target: name, Table: table, Queryable: -1, Parts: -1, PartsAtEnd: -1, Inserts: -1, GatewayCPUSeconds: -1}
+	cpu0 := -1.0
+	if cpu != nil {
+		cpu0 = cpu(ctx)
+	}
 	base, baseErr := cnt.count(ctx)
 	inserts0, insertsErr := insertQueries(ctx, ch)
 	defer func() {
@@ -349,6 +358,11 @@ loop:
 		}
 	}
 	end := time.Now()
+	if cpu0 >= 0 {
+		if cpu1 := cpu(ctx); cpu1 >= cpu0 {
+			p.GatewayCPUSeconds = cpu1 - cpu0
+		}
+	}
 	p.PartsAtEnd = partsOf(ctx, ch, cfg.Database, table)
 	total := accepted.Load()
 	if total > last {

@@ -185,3 +185,49 @@ func TestInterfacesAlternateOverTheSameRows(t *testing.T) {
 		t.Fatalf("the report has no comparison of the interfaces:\n%s", text.String())
 	}
 }
+
+// TestGatewayPhasesReportTheGatewaysCPU: a gateway phase reads the gateway's
+// process_cpu_seconds_total when it starts and when its load ends, and reports the difference,
+// per second and per 2xx request; a server without the metric reports it unknown.
+func TestGatewayPhasesReportTheGatewaysCPU(t *testing.T) {
+	var mu sync.Mutex
+	cpu := 10.0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/metrics":
+			mu.Lock()
+			cpu += 0.5
+			fmt.Fprintf(w, "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\nprocess_resident_memory_bytes 1e+08\n", cpu)
+			mu.Unlock()
+		case strings.HasPrefix(r.URL.Path, "/v1/ingest/"):
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	rep, err := Run(t.Context(), Config{URL: srv.URL, OpsURL: srv.URL, Table: "t", Clients: 2, Rows: 1, Requests: 100,
+		Duration: time.Minute, Settle: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Phases[0]
+	if p.OKRequests != 100 || p.GatewayCPUSeconds != 0.5 {
+		t.Fatalf("ok %d, gateway CPU %g s; want 100 and the 0.5 s between the two reads", p.OKRequests, p.GatewayCPUSeconds)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), ", 5000 µs a 2xx request") {
+		t.Fatalf("report lacks the CPU per request:\n%s", text.String())
+	}
+	rep, err = Run(t.Context(), Config{URL: slowServer(t, 0), OpsURL: slowServer(t, 0), Table: "t", Clients: 1, Rows: 1,
+		Requests: 3, Duration: time.Minute, Settle: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Phases[0].GatewayCPUSeconds; got != -1 {
+		t.Fatalf("gateway CPU without the metric = %g, want -1 (unknown)", got)
+	}
+}

@@ -155,12 +155,24 @@ one_run() {
 	echo "== $label: $bin, exit status $rc, RSS peak $(( ${rss_kb:-0} / 1000 )) MB (VmRSS ${rss_kb:-0} kB)"
 	cat "$report"
 	# A phase row is the target ("gateway", "gateway keyed", "direct http", …), then numbers:
-	# req, failed, ok req/s, rows/s, p50, p95, p99, max, ok, queryable, e2e rows/s, …
+	# req, failed, ok req/s, rows/s, p50, p95, p99, max, ok, queryable, e2e rows/s, …; the
+	# phase's line below the table ("<target> (table t): …") ends with the gateway's CPU.
 	awk -v label="$label" -v rss="$(( ${rss_kb:-0} / 1000 ))" '
 		/^ +[a-z][a-z -]*[a-z] +[0-9]+ +[0-9]+ +[0-9]/ {
 			t = $1; f = 2
 			while (f <= NF && $f !~ /^[0-9]+$/) { t = t " " $f; f++ }
-			printf "%-8s %-16s ok req/s %9s  rows/s %10s  p99 %9s  e2e rows/s %10s  RSS peak %5s MB\n", label, t, $(f+2), $(f+3), $(f+6), $(f+10), rss
+			n++; name[n] = t
+			row[n] = sprintf("%-8s %-16s ok req/s %9s  rows/s %10s  p99 %9s  e2e rows/s %10s", label, t, $(f+2), $(f+3), $(f+6), $(f+10))
+		}
+		/^[a-z][a-z -]*[a-z] \(table .*gateway CPU / {
+			t = $0; sub(/ \(table .*/, "", t)
+			c = $0; sub(/.*gateway CPU [0-9.]+ cores, /, "", c); sub(/ .*/, "", c)
+			cpu[t] = c
+		}
+		END {
+			for (i = 1; i <= n; i++) {
+				printf "%s  RSS peak %5s MB  CPU µs/req %5s\n", row[i], rss, (name[i] in cpu) ? cpu[name[i]] : "?"
+			}
 		}' "$report" >>"$summary"
 	rm -rf "$dir"
 	run_pids=() run_dir=""

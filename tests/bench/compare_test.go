@@ -65,8 +65,8 @@ func TestCompareAlternatesAndSummarises(t *testing.T) {
 		t.Fatalf("no summary in the output:\n%s", out)
 	}
 	// Runs alternate old, new; each has its unkeyed and keyed phase, with a positive rate and
-	// the gateway's RSS peak.
-	line := regexp.MustCompile(`(?m)^(old|new)-1 +(gateway(?: keyed)?) +ok req/s +([0-9]+) .* RSS peak +([0-9]+) MB$`)
+	// the gateway's RSS peak and its CPU per request.
+	line := regexp.MustCompile(`(?m)^(old|new)-1 +(gateway(?: keyed)?) +ok req/s +([0-9]+) .* RSS peak +([0-9]+) MB +CPU µs/req +([0-9]+)$`)
 	got := line.FindAllStringSubmatch(summary, -1)
 	want := [][2]string{{"old", "gateway"}, {"old", "gateway keyed"}, {"new", "gateway"}, {"new", "gateway keyed"}}
 	if len(got) != len(want) {
@@ -76,8 +76,8 @@ func TestCompareAlternatesAndSummarises(t *testing.T) {
 		if m[1] != want[i][0] || m[2] != want[i][1] {
 			t.Errorf("summary line %d is %s %s, want %s %s", i, m[1], m[2], want[i][0], want[i][1])
 		}
-		if m[3] == "0" || m[4] == "0" {
-			t.Errorf("summary line %d: ok req/s %s, RSS peak %s MB; want both above 0", i, m[3], m[4])
+		if m[3] == "0" || m[4] == "0" || m[5] == "0" {
+			t.Errorf("summary line %d: ok req/s %s, RSS peak %s MB, CPU %s µs a request; want all above 0", i, m[3], m[4], m[5])
 		}
 	}
 	if n := strings.Count(out, "exit status 0, RSS peak"); n != 2 {
