@@ -151,7 +151,7 @@ func Decode(b []byte) ([]Segment, error) {
 	}
 	switch b[0] {
 	case Version:
-		return decodeV2(b[1:])
+		return decodeV2(b[1:], nil)
 	case '{', '\n':
 		return decodeV1(b)
 	}
@@ -190,18 +190,26 @@ func (r *reader) bytes(n uint64, what string) []byte {
 	return s
 }
 
-func decodeV2(b []byte) ([]Segment, error) {
+// decodeV2 decodes the segments after the version byte. With d, a segment whose header (its
+// column names and types) is byte for byte the last one d decoded shares that one's Columns
+// and Types, and the segments are returned in d's buffer.
+func decodeV2(b []byte, d *Decoder) ([]Segment, error) {
 	r := &reader{b: b}
 	var segs []Segment
+	if d != nil {
+		segs = d.segs[:0]
+	}
 	for r.err == nil && r.off < len(b) {
+		start := r.off
 		n := r.uvarint("column count")
 		if r.err == nil && (n == 0 || n > uint64(len(b))) {
 			return nil, fmt.Errorf("%w: segment %d names %d columns", ErrMalformed, len(segs), n)
 		}
-		s := Segment{Columns: make([]string, 0, n), Types: make([]string, 0, n)}
-		for i := uint64(0); i < n && r.err == nil; i++ {
-			s.Columns = append(s.Columns, string(r.bytes(r.uvarint("name length"), "column name")))
-			s.Types = append(s.Types, string(r.bytes(r.uvarint("type length"), "column type")))
+		var s Segment
+		if d != nil {
+			s = d.shared(r, start, n)
+		} else {
+			s = readHeader(r, n)
 		}
 		count := r.uvarint("row count")
 		s.Data = r.bytes(r.uvarint("data length"), "rows")
@@ -217,7 +225,20 @@ func decodeV2(b []byte) ([]Segment, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if d != nil {
+		d.segs = segs
+	}
 	return segs, nil
+}
+
+// readHeader reads a segment's n column names and types.
+func readHeader(r *reader, n uint64) Segment {
+	s := Segment{Columns: make([]string, 0, n), Types: make([]string, 0, n)}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		s.Columns = append(s.Columns, string(r.bytes(r.uvarint("name length"), "column name")))
+		s.Types = append(s.Types, string(r.bytes(r.uvarint("type length"), "column type")))
+	}
+	return s
 }
 
 type header struct {
@@ -267,7 +288,7 @@ func decodeV1(b []byte) ([]Segment, error) {
 // payload counts what precedes the fault.
 func Rows(b []byte) int {
 	if len(b) > 0 && b[0] == Version {
-		segs, _ := decodeV2(b[1:])
+		segs, _ := decodeV2(b[1:], nil)
 		n := 0
 		for _, s := range segs {
 			n += s.Count

@@ -188,16 +188,25 @@ func (w *Writer) insertBatch(ctx context.Context, k tableKey, tgt targetInfo, fr
 func (w *Writer) decode(frames [][]mq.Record, failed map[recKey]error) (map[string][]unit, []string) {
 	groups := map[string][]unit{}
 	var order []string
+	// Most batches have one column list: its units get room for every record at once.
+	n := 0
+	for _, recs := range frames {
+		n += len(recs)
+	}
+	var dec payload.Decoder
 	for fi, recs := range frames {
 		for ri, r := range recs {
-			segs, err := payload.Decode(r.Payload)
+			segs, err := dec.Decode(r.Payload)
 			if err != nil {
 				failed[recKey{fi, ri}] = fmt.Errorf("%w: %w", store.ErrRejected, err)
 				continue
 			}
 			for _, s := range segs {
-				key := s.Key()
+				key := dec.Key(s)
 				if _, ok := groups[key]; !ok {
+					if len(order) == 0 {
+						groups[key] = make([]unit, 0, n)
+					}
 					order = append(order, key)
 				}
 				groups[key] = append(groups[key], unit{rec: recKey{fi, ri}, seg: s, traceparent: r.Headers[mq.HeaderTraceparent]})
@@ -322,8 +331,14 @@ func unitOfRow(units []unit, row int) (unit, bool) {
 	return unit{}, false
 }
 
+// skipFailed returns the units whose record has not failed: units itself when none has (the
+// common case, a batch of single-row requests being tens of thousands of units), else a new
+// slice, so the caller's units are never written.
 func skipFailed(units []unit, failed map[recKey]error) []unit {
-	out := units[:0:0]
+	if len(failed) == 0 {
+		return units
+	}
+	out := make([]unit, 0, len(units))
 	for _, u := range units {
 		if _, bad := failed[u.rec]; !bad {
 			out = append(out, u)
