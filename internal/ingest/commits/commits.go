@@ -61,6 +61,9 @@ func (l *Log) Settled(tenant, table string, pos mq.Position, o Outcome) {
 		}
 	}
 	l.done[k] = o
+	if len(l.waiters) == 0 {
+		return // nobody waits (a load without ?wait=committed): no lookup, no delete
+	}
 	for _, ch := range l.waiters[k] {
 		ch <- o
 	}

@@ -231,6 +231,28 @@ func decodeV2(b []byte, d *Decoder) ([]Segment, error) {
 	return segs, nil
 }
 
+// rowsV2 adds up the row counts of the segments after the version byte, skipping their headers
+// and rows without decoding them (the writer counts every record it acknowledges), up to the
+// first malformed segment.
+func rowsV2(b []byte) int {
+	r := &reader{b: b}
+	total := 0
+	for r.err == nil && r.off < len(b) {
+		n := r.uvarint("column count")
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			r.bytes(r.uvarint("name length"), "column name")
+			r.bytes(r.uvarint("type length"), "column type")
+		}
+		count := r.uvarint("row count")
+		data := r.bytes(r.uvarint("data length"), "rows")
+		if r.err != nil || n == 0 || count == 0 || count > uint64(len(data)) {
+			break
+		}
+		total += int(count)
+	}
+	return total
+}
+
 // readHeader reads a segment's n column names and types.
 func readHeader(r *reader, n uint64) Segment {
 	s := Segment{Columns: make([]string, 0, n), Types: make([]string, 0, n)}
@@ -288,12 +310,7 @@ func decodeV1(b []byte) ([]Segment, error) {
 // payload counts what precedes the fault.
 func Rows(b []byte) int {
 	if len(b) > 0 && b[0] == Version {
-		segs, _ := decodeV2(b[1:], nil)
-		n := 0
-		for _, s := range segs {
-			n += s.Count
-		}
-		return n
+		return rowsV2(b[1:])
 	}
 	n := 0
 	for len(b) > 0 {

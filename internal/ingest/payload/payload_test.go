@@ -172,3 +172,47 @@ func TestEncodeInPlace(t *testing.T) {
 		t.Fatal("rows outside buf: no error")
 	}
 }
+
+// TestRowsCountsUpToAFault: Rows counts a version 2 payload's rows without decoding it, the
+// same as Decode's segments add up to, and a payload cut inside its second segment counts the
+// first segment's rows.
+func TestRowsCountsUpToAFault(t *testing.T) {
+	a, err := payloadtest.Binary([]string{"a", "b"}, []string{"UInt64", "String"}, `[1,"x"]`, `[2,"y"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := payloadtest.Binary([]string{"a"}, []string{"UInt8"}, `[3]`, `[4]`, `[5]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := payload.Encode([]payload.Segment{a, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := payload.Rows(b); n != 5 {
+		t.Fatalf("Rows = %d, want 5", n)
+	}
+	if n := payload.Rows(b[:len(b)-1]); n != 2 {
+		t.Fatalf("Rows of a payload cut in its second segment = %d, want the first segment's 2", n)
+	}
+}
+
+// BenchmarkRows counts the rows of a one-row payload of four columns, as the writer does for
+// every record it acknowledges.
+func BenchmarkRows(b *testing.B) {
+	p, err := payloadtest.Binary([]string{"id", "name", "score", "ts"}, []string{"UInt64", "String", "Float64", "DateTime"},
+		`[1,"name-1",0.5,"2026-12-07 12:00:00"]`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf, err := payload.Encode([]payload.Segment{p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if payload.Rows(buf) != 1 {
+			b.Fatal("want 1 row")
+		}
+	}
+}
