@@ -105,7 +105,7 @@ func encode(s stored) []byte {
 	b = binary.AppendVarint(b, s.LeaseUntil)
 	b = binary.AppendVarint(b, s.ExpiresAt)
 	b = binary.AppendUvarint(b, uint64(s.Status))
-	b = appendBytes(b, s.Body)
+	b = appendStr(b, s.Body)
 	b = appendStr(b, s.Frame)
 	b = binary.AppendVarint(b, s.FrameUntil)
 	resolved := uint64(0)
@@ -155,15 +155,11 @@ func decodeIndexEntry(b []byte) (indexEntry, error) {
 	return e, nil
 }
 
-func appendStr(b []byte, s string) []byte {
+// appendStr appends s, a string or a byte slice (a body, not converted to a string first), with
+// its length before it.
+func appendStr[S string | []byte](b []byte, s S) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
-}
-
-// appendBytes is appendStr of a byte slice, without converting it to a string first.
-func appendBytes(b, v []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
 }
 
 // appendFingerprint writes fp as the byte 1 and its 32 bytes when it is 64 lower-case hex

@@ -2,7 +2,6 @@ package payload
 
 import (
 	"bytes"
-	"fmt"
 )
 
 // Decoder decodes payloads one after another for a reader of many records, such as the
@@ -46,10 +45,7 @@ func (d *Decoder) Key(s Segment) string {
 // whose encoding starts at start. A header byte for byte equal to the last one shares that
 // one's Columns and Types; another becomes the last one.
 func (d *Decoder) shared(r *reader, start int, n uint64) Segment {
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		r.bytes(r.uvarint("name length"), "column name")
-		r.bytes(r.uvarint("type length"), "column type")
-	}
+	skipHeader(r, n)
 	if r.err != nil {
 		return Segment{}
 	}
@@ -57,15 +53,10 @@ func (d *Decoder) shared(r *reader, start int, n uint64) Segment {
 	if d.last.Columns != nil && bytes.Equal(h, d.header) {
 		return Segment{Columns: d.last.Columns, Types: d.last.Types}
 	}
-	// Read again, allocating the strings this time. The first pass found every length in
-	// bounds, so this one cannot fail.
-	again := &reader{b: r.b, off: start}
-	again.uvarint("column count")
-	s := readHeader(again, n)
-	if again.err != nil || again.off != r.off {
-		r.err = fmt.Errorf("%w: segment header at byte %d read twice differently", ErrMalformed, start+1)
-		return Segment{}
-	}
+	// Read h again, allocating the strings this time: skipHeader found it whole.
+	hr := &reader{b: h}
+	hr.uvarint("column count")
+	s := readHeader(hr, n)
 	d.header = append(d.header[:0], h...)
 	d.last, d.key = Segment{Columns: s.Columns, Types: s.Types}, ""
 	return s

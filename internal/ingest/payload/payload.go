@@ -239,10 +239,7 @@ func rowsV2(b []byte) int {
 	total := 0
 	for r.err == nil && r.off < len(b) {
 		n := r.uvarint("column count")
-		for i := uint64(0); i < n && r.err == nil; i++ {
-			r.bytes(r.uvarint("name length"), "column name")
-			r.bytes(r.uvarint("type length"), "column type")
-		}
+		skipHeader(r, n)
 		count := r.uvarint("row count")
 		data := r.bytes(r.uvarint("data length"), "rows")
 		if r.err != nil || n == 0 || count == 0 || count > uint64(len(data)) {
@@ -251,6 +248,14 @@ func rowsV2(b []byte) int {
 		total += int(count)
 	}
 	return total
+}
+
+// skipHeader reads past a segment's n column names and types.
+func skipHeader(r *reader, n uint64) {
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		r.bytes(r.uvarint("name length"), "column name")
+		r.bytes(r.uvarint("type length"), "column type")
+	}
 }
 
 // readHeader reads a segment's n column names and types.
