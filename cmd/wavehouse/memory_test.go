@@ -2,11 +2,13 @@ package main
 
 import (
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
 
 	"github.com/wavehouse/wavehouse/internal/config"
+	"github.com/wavehouse/wavehouse/internal/memlimit"
 	"github.com/wavehouse/wavehouse/internal/testutil/logbuf"
 )
 
@@ -18,11 +20,37 @@ func TestServeSetsAndLogsTheMemoryLimit(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 
 	var buf logbuf.Buffer
-	bootMemoryLimit(config.Memory{Limit: 200 << 20, CgroupPercent: 80}, slog.New(slog.NewJSONHandler(&buf, nil)))
+	bootMemoryLimit(config.Config{Memory: config.Memory{Limit: 200 << 20, CgroupPercent: 80}}, slog.New(slog.NewJSONHandler(&buf, nil)))
 	if got := debug.SetMemoryLimit(-1); got != 200<<20 {
 		t.Fatalf("runtime memory limit = %d, want 200 MiB", got)
 	}
 	if out := buf.String(); !strings.Contains(out, `"gomemlimit_bytes":"209715200","source":"memory.limit"`) {
 		t.Fatalf("boot log does not state the limit and its source: %s", out)
+	}
+}
+
+// TestServeDefaultsTheMemoryLimit: without memory.limit the limit is the cgroup's share when the
+// test runs under a cgroup memory limit, else the default for GOMAXPROCS processors.
+func TestServeDefaultsTheMemoryLimit(t *testing.T) {
+	prev := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	t.Setenv("GOMEMLIMIT", "")
+
+	cg, _ := memlimit.CgroupLimit("/") // unreadable: 0, as at boot (which warns)
+	for _, store := range []string{"clickhouse", "chdb"} {
+		want, source := memlimit.DefaultLimit(runtime.GOMAXPROCS(0), store == "chdb"), memlimit.SourceDefault
+		if cg > 0 {
+			want, source = cg/100*80, memlimit.SourceCgroup
+		}
+		cfg := config.Default()
+		cfg.Store.Backend = store
+		var buf logbuf.Buffer
+		bootMemoryLimit(cfg, slog.New(slog.NewJSONHandler(&buf, nil)))
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Fatalf("store %s: runtime memory limit = %d, want %d (%s)", store, got, want, source)
+		}
+		if out := buf.String(); !strings.Contains(out, `"source":"`+source+`"`) {
+			t.Fatalf("store %s: boot log does not name the source %s: %s", store, source, out)
+		}
 	}
 }

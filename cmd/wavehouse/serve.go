@@ -22,8 +22,10 @@ import (
 // bootMemoryLimit sets the Go runtime's soft memory limit (docs/operations.md, "Memory budget")
 // and logs what it chose. A cgroup that cannot be read leaves the process without a derived
 // limit, which is how it ran before: worth a warning, not a failed boot.
-func bootMemoryLimit(c config.Memory, log *slog.Logger) {
-	d, err := memlimit.Boot(memlimit.Config{Limit: c.Limit, CgroupPercent: c.CgroupPercent}, os.Getenv("GOMEMLIMIT"))
+func bootMemoryLimit(cfg config.Config, log *slog.Logger) {
+	c := memlimit.Config{Limit: cfg.Memory.Limit, CgroupPercent: cfg.Memory.CgroupPercent,
+		Engine: cfg.Store.Backend == "chdb" && cfg.Roles.Uses(config.ComponentStore)}
+	d, err := memlimit.Boot(c, os.Getenv("GOMEMLIMIT"))
 	if err != nil {
 		log.Warn("cannot read the cgroup memory limit", "error", err)
 	}
@@ -61,7 +63,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1
 	}
-	bootMemoryLimit(cfg.Memory, log)
+	bootMemoryLimit(cfg, log)
 	a, err := app.New(cfg, log, opts...)
 	if err != nil {
 		log.Error("boot failed", "error", err)

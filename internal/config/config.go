@@ -57,7 +57,7 @@ type Tracing struct {
 
 // Memory is the process's memory budget: the Go runtime's soft memory limit (docs/operations.md).
 type Memory struct {
-	Limit         int64 `yaml:"limit" env:"LIMIT" env-description:"Soft memory limit of the Go heap in bytes (the GC works harder near it); 0: memory.cgroup_percent of the cgroup memory limit when there is one, else none; -1: none. The GOMEMLIMIT environment variable wins over both."`
+	Limit         int64 `yaml:"limit" env:"LIMIT" env-description:"Soft memory limit of the Go heap in bytes (the GC works harder near it); 0: memory.cgroup_percent of the cgroup memory limit when there is one, else 64 MiB plus 64 MiB per processor (GOMAXPROCS; 192 MiB on two), 96 MiB per processor with store chdb (256 MiB on two); -1: none. The GOMEMLIMIT environment variable wins over both."`
 	CgroupPercent int   `yaml:"cgroup_percent" env:"CGROUP_PERCENT" env-description:"Share (1-100) of the cgroup memory limit used as the soft limit when memory.limit is 0."`
 }
 

@@ -44,7 +44,7 @@ func (c Config) Validate() error {
 		add("log.format: %q is not json or text", c.Log.Format)
 	}
 	if c.Memory.Limit < -1 {
-		add("memory.limit: %d is not a byte count, 0 (from the cgroup) or -1 (none)", c.Memory.Limit)
+		add("memory.limit: %d is not a byte count, 0 (from the cgroup, else the default) or -1 (none)", c.Memory.Limit)
 	}
 	if c.Memory.CgroupPercent < 1 || c.Memory.CgroupPercent > 100 {
 		add("memory.cgroup_percent: %d is not between 1 and 100", c.Memory.CgroupPercent)

@@ -1,8 +1,9 @@
 // Package memlimit decides the Go runtime's soft memory limit (GOMEMLIMIT) of a wavehouse
 // process: an explicit GOMEMLIMIT environment variable wins, then the boot config's
-// memory.limit, then a share of the cgroup memory limit the process runs under. The garbage
-// collector works harder as the heap nears the limit, so a container's RSS stays below its
-// cgroup limit instead of the process being OOM-killed with garbage on its heap.
+// memory.limit, then a share of the cgroup memory limit the process runs under, then a default
+// that grows with the processors the process may use (ADR 0018). The garbage collector works
+// harder as the heap nears the limit, so RSS stays near the budget instead of garbage sitting
+// on the heap, and a container is not OOM-killed with garbage on its heap.
 package memlimit
 
 import (
@@ -13,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -26,8 +28,23 @@ const (
 	SourceConfig = "memory.limit"
 	// SourceCgroup: memory.cgroup_percent of the cgroup's memory limit.
 	SourceCgroup = "cgroup"
-	// SourceNone: no limit (no cgroup limit found, or memory.limit is -1).
+	// SourceDefault: no cgroup limit and no setting: DefaultLimit for GOMAXPROCS processors.
+	SourceDefault = "default"
+	// SourceNone: no limit (memory.limit is -1).
 	SourceNone = "none"
+)
+
+// The default limit without a cgroup limit or a setting is DefaultBase plus DefaultPerProc for
+// each processor (GOMAXPROCS): 192 MiB on two. What the heap holds under load grows with the
+// rate the queue is written at (the embedded file store keeps about ten seconds of written
+// frames), and that rate grows with the processors. With the ClickHouse engine in the process
+// (store chdb) a processor's share is DefaultPerProcEngine (256 MiB on two): the engine's
+// inserts share the processors, and at 192 MiB it lost 40% of its throughput. ADR 0018 and
+// docs/benchmarks.md have the measurements behind the figures.
+const (
+	DefaultBase          = 64 << 20
+	DefaultPerProc       = 64 << 20
+	DefaultPerProcEngine = 96 << 20
 )
 
 // DefaultCgroupPercent is the share of the cgroup memory limit given to the Go heap by default;
@@ -41,6 +58,11 @@ type Config struct {
 	Limit int64
 	// CgroupPercent is the share (1–100) of the cgroup memory limit used when Limit is 0.
 	CgroupPercent int
+	// Procs is the number of processors the default limit is sized for (GOMAXPROCS; at
+	// least 1 is assumed).
+	Procs int
+	// Engine is set when the ClickHouse engine runs in the process (store chdb).
+	Engine bool
 }
 
 // Decision is the limit chosen and why.
@@ -69,8 +91,20 @@ func Decide(c Config, env string, cgroup int64) Decision {
 			pct = DefaultCgroupPercent
 		}
 		d.Limit, d.Source = cgroup/100*int64(pct), SourceCgroup
+	case c.Limit == 0:
+		d.Limit, d.Source = DefaultLimit(c.Procs, c.Engine), SourceDefault
 	}
 	return d
+}
+
+// DefaultLimit is the limit without a cgroup limit or a setting for procs processors, with or
+// without the engine in the process.
+func DefaultLimit(procs int, engine bool) int64 {
+	per := int64(DefaultPerProc)
+	if engine {
+		per = DefaultPerProcEngine
+	}
+	return DefaultBase + per*int64(max(procs, 1))
 }
 
 // Apply sets the runtime's soft memory limit to d.Limit unless it came from the environment
@@ -153,8 +187,12 @@ func parseLimit(file, s string) (int64, error) {
 	return n, nil
 }
 
-// Boot finds the cgroup limit, decides and applies the limit; env is GOMEMLIMIT's value.
+// Boot finds the cgroup limit, decides and applies the limit; env is GOMEMLIMIT's value. A zero
+// c.Procs is taken from runtime.GOMAXPROCS.
 func Boot(c Config, env string) (Decision, error) {
+	if c.Procs == 0 {
+		c.Procs = runtime.GOMAXPROCS(0)
+	}
 	cg, err := CgroupLimit("/")
 	d := Decide(c, env, cg)
 	Apply(d)

@@ -86,7 +86,12 @@ func TestDecidePrecedence(t *testing.T) {
 		{"cgroup share", Config{CgroupPercent: 80}, 1000 << 20, Decision{Limit: 800 << 20, Source: SourceCgroup, Cgroup: 1000 << 20}},
 		{"config wins over cgroup", Config{Limit: 300 << 20, CgroupPercent: 80}, 1000 << 20, Decision{Limit: 300 << 20, Source: SourceConfig, Cgroup: 1000 << 20}},
 		{"-1 turns the cgroup share off", Config{Limit: -1, CgroupPercent: 80}, 1000 << 20, Decision{Limit: math.MaxInt64, Source: SourceNone, Cgroup: 1000 << 20}},
-		{"no cgroup, no config", Config{CgroupPercent: 80}, 0, Decision{Limit: math.MaxInt64, Source: SourceNone}},
+		{"no cgroup, no config: the default for two processors", Config{CgroupPercent: 80, Procs: 2}, 0, Decision{Limit: 192 << 20, Source: SourceDefault}},
+		{"the default grows with the processors", Config{CgroupPercent: 80, Procs: 8}, 0, Decision{Limit: 576 << 20, Source: SourceDefault}},
+		{"the default assumes one processor at least", Config{CgroupPercent: 80}, 0, Decision{Limit: 128 << 20, Source: SourceDefault}},
+		{"the engine in the process: a larger share per processor", Config{CgroupPercent: 80, Procs: 2, Engine: true}, 0, Decision{Limit: 256 << 20, Source: SourceDefault}},
+		{"the engine under a cgroup: the cgroup share", Config{CgroupPercent: 80, Procs: 2, Engine: true}, 1000 << 20, Decision{Limit: 800 << 20, Source: SourceCgroup, Cgroup: 1000 << 20}},
+		{"-1 without a cgroup: none", Config{Limit: -1, CgroupPercent: 80, Procs: 2}, 0, Decision{Limit: math.MaxInt64, Source: SourceNone}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Decide(tc.cfg, "", tc.cgroup); got != tc.want {

@@ -97,7 +97,7 @@ func New(cfg Config, deps Deps) (*Writer, error) {
 		deps.Now = time.Now
 	}
 	if cfg.MaxBuffered == 0 {
-		cfg.MaxBuffered = 4 * cfg.MaxBytes
+		cfg.MaxBuffered = max(cfg.MaxBytes/2, 1)
 	}
 	if deps.Metrics == nil {
 		deps.Metrics, _ = NewMetrics(nil)
