@@ -54,3 +54,26 @@ func TestServeDefaultsTheMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryConfigCountsTheEngine: the engine's larger share applies when this process runs the
+// store and the store is chdb, not otherwise.
+func TestMemoryConfigCountsTheEngine(t *testing.T) {
+	for _, tc := range []struct {
+		store string
+		roles config.Roles
+		want  bool
+	}{
+		{"chdb", config.Roles{config.RoleAPI, config.RoleIngest, config.RoleSweeper}, true},
+		{"clickhouse", config.Roles{config.RoleAPI, config.RoleIngest, config.RoleSweeper}, false},
+		{"chdb", config.Roles{config.RoleSweeper}, false},
+		{"clickhouse", config.Roles{config.RoleIngest}, false},
+	} {
+		cfg := config.Default()
+		cfg.Store.Backend, cfg.Roles = tc.store, tc.roles
+		cfg.Memory.Limit, cfg.Memory.CgroupPercent = 123, 45
+		got := memoryConfig(cfg)
+		if got.Engine != tc.want || got.Limit != 123 || got.CgroupPercent != 45 {
+			t.Errorf("store %s, roles %v: %+v, want Engine %v with the memory block's limit and percent", tc.store, tc.roles, got, tc.want)
+		}
+	}
+}

@@ -20,12 +20,10 @@ import (
 )
 
 // bootMemoryLimit sets the Go runtime's soft memory limit (docs/operations.md, "Memory budget")
-// and logs what it chose. A cgroup that cannot be read leaves the process without a derived
-// limit, which is how it ran before: worth a warning, not a failed boot.
+// and logs what it chose. A cgroup that cannot be read is taken as no cgroup limit (the
+// setting or the default applies): worth a warning, not a failed boot.
 func bootMemoryLimit(cfg config.Config, log *slog.Logger) {
-	c := memlimit.Config{Limit: cfg.Memory.Limit, CgroupPercent: cfg.Memory.CgroupPercent,
-		Engine: cfg.Store.Backend == "chdb" && cfg.Roles.Uses(config.ComponentStore)}
-	d, err := memlimit.Boot(c, os.Getenv("GOMEMLIMIT"))
+	d, err := memlimit.Boot(memoryConfig(cfg), os.Getenv("GOMEMLIMIT"))
 	if err != nil {
 		log.Warn("cannot read the cgroup memory limit", "error", err)
 	}
@@ -34,6 +32,13 @@ func bootMemoryLimit(cfg config.Config, log *slog.Logger) {
 		limit = strconv.FormatInt(d.Limit, 10)
 	}
 	log.Info("memory limit", "gomemlimit_bytes", limit, "source", d.Source, "cgroup_limit_bytes", d.Cgroup)
+}
+
+// memoryConfig is the memory block of cfg for memlimit; the engine counts when this process
+// runs the store with the ClickHouse engine in it.
+func memoryConfig(cfg config.Config) memlimit.Config {
+	return memlimit.Config{Limit: cfg.Memory.Limit, CgroupPercent: cfg.Memory.CgroupPercent,
+		Engine: cfg.Store.Backend == "chdb" && cfg.Roles.Uses(config.ComponentStore)}
 }
 
 func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {

@@ -54,7 +54,7 @@ const DefaultCgroupPercent = 80
 
 // Config is the memory block of the boot config.
 type Config struct {
-	// Limit in bytes: 0 derives it from the cgroup, -1 sets none.
+	// Limit in bytes: 0 derives it from the cgroup, else DefaultLimit; -1 sets none.
 	Limit int64
 	// CgroupPercent is the share (1–100) of the cgroup memory limit used when Limit is 0.
 	CgroupPercent int

@@ -34,9 +34,9 @@ type Config struct {
 	// queue's ack wait (app sets a third of mq.ack_wait). Zero disables it.
 	ProgressInterval time.Duration
 	// MaxBuffered bounds the payload bytes held per partition (buffered or being inserted):
-	// the partition is not pulled while it holds this much. Zero means MaxBytes / 2: with the
-	// four default partitions the writer holds at most two full batches, which kept inserts
-	// as fast as 4 × MaxBytes did while the heap stayed small (ADR 0018).
+	// the partition is not pulled while it holds this much (one pull can take it past). Zero
+	// means MaxBytes / 2: a table's frames come from one partition, so about half a batch is
+	// held per table; 4 × MaxBytes held no faster inserts and four times the heap (ADR 0018).
 	MaxBuffered int
 	// ForgetDelay is how long a batch plan is kept after its frames were acknowledged (see
 	// forget.go); zero forgets at once.
