@@ -325,13 +325,26 @@ func (a *API) waitCommitted(ctx context.Context, tenant, table string, pos mq.Po
 func (a *API) publishErr(err error) *httpx.Error {
 	switch {
 	case errors.Is(err, mq.ErrQueueFull):
-		return &httpx.Error{Status: http.StatusTooManyRequests, Code: "ingest.queue_full", Message: "the tenant's queue budget is exhausted; retry later", Retryable: true, RetryAfter: a.cfg.RetryAfter}
+		return &httpx.Error{Status: http.StatusTooManyRequests, Code: "ingest.queue_full", Message: queueFullMessage(err), Retryable: true, RetryAfter: a.cfg.RetryAfter}
 	case errors.Is(err, mq.ErrTooLarge):
 		return &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: request.CodeBodyTooLarge, Message: err.Error()}
 	case errors.Is(err, context.Canceled):
 		return &httpx.Error{Status: statusClientClosed, Code: "ingest.canceled", Message: "request canceled before the rows were stored; they may or may not be queued", Retryable: true}
 	default:
 		return &httpx.Error{Status: http.StatusServiceUnavailable, Code: "ingest.queue_unavailable", Message: "the queue did not confirm the rows are stored; retry with the same Idempotency-Key", Retryable: true, RetryAfter: a.cfg.RetryAfter}
+	}
+}
+
+// queueFullMessage names the bound a refused publish reached: the stream of the table's
+// partition, the tenant's budget, or (neither) the queue server's storage.
+func queueFullMessage(err error) string {
+	switch {
+	case errors.Is(err, mq.ErrStreamFull):
+		return "the queue partition stream of this table reached its byte bound; retry later"
+	case errors.Is(err, mq.ErrTenantBudget):
+		return "the tenant's queue budget is exhausted; retry later"
+	default:
+		return "the queue server's storage is full; retry later"
 	}
 }
 

@@ -224,6 +224,8 @@ func TestIngestQueueErrors(t *testing.T) {
 	r := f.ingest(t, f.all, "events", row1)
 	if e := wantError(t, r, http.StatusTooManyRequests, "ingest.queue_full"); !e.Retryable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("queue_full: retryable %v, Retry-After %q", e.Retryable, r.header.Get("Retry-After"))
+	} else if !strings.Contains(e.Message, "tenant's queue budget") {
+		t.Fatalf("queue_full over the tenant's budget says %q, want it to name the tenant's budget", e.Message)
 	}
 	big := fmt.Sprintf(`{"ts":"2026-01-01 00:00:00","user":%q}`, strings.Repeat("x", 100<<10))
 	wantError(t, f.ingest(t, f.other, "events", big), http.StatusRequestEntityTooLarge, "ingest.body_too_large")
@@ -234,6 +236,30 @@ func TestIngestQueueErrors(t *testing.T) {
 	if e := wantError(t, r, http.StatusServiceUnavailable, "ingest.queue_unavailable"); !e.Retryable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("queue_unavailable: retryable %v, Retry-After %q", e.Retryable, r.header.Get("Retry-After"))
 	}
+}
+
+// TestIngestStreamFull: a tenant without a budget that fills its table's partition stream gets
+// 429 ingest.queue_full naming the stream's byte bound, not a tenant budget.
+func TestIngestStreamFull(t *testing.T) {
+	f := newFixture(t, options{queue: func(c *embeddedmq.Config) {
+		c.MaxBytes, c.TenantMaxBytes = 64<<10, -1
+	}})
+	row := fmt.Sprintf(`{"ts":"2026-01-01 00:00:00","user":%q}`, strings.Repeat("x", 8<<10))
+	for i := range 20 {
+		r := f.ingest(t, f.all, "events", row)
+		if r.status == http.StatusAccepted {
+			continue
+		}
+		e := wantError(t, r, http.StatusTooManyRequests, "ingest.queue_full")
+		if !e.Retryable || r.header.Get("Retry-After") == "" {
+			t.Fatalf("request %d: queue_full: retryable %v, Retry-After %q", i, e.Retryable, r.header.Get("Retry-After"))
+		}
+		if !strings.Contains(e.Message, "partition stream") || strings.Contains(e.Message, "tenant") {
+			t.Fatalf("queue_full of a full stream says %q, want it to name the partition stream's bound", e.Message)
+		}
+		return
+	}
+	t.Fatal("160 KiB of rows accepted into a 64 KiB partition stream")
 }
 
 // TestPublishErrCanceled: a publish ended by the client's going away is 499 ingest.canceled,

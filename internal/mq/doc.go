@@ -33,7 +33,8 @@
 // # Errors
 //
 // ErrUnavailable (server unreachable; publishes fail fast instead of being
-// buffered), ErrQueueFull (a tenant or stream byte budget is exhausted),
+// buffered), ErrQueueFull (a byte budget is exhausted; ErrStreamFull names a
+// stream's bound, ErrTenantBudget the tenant's budget, both wrap it),
 // ErrClosed (after Close), ErrDeliveryEnded (a subscription will deliver no
 // more), ErrSettled (a delivery settled twice), ErrInvalid, ErrTooLarge,
 // ErrNotFound, ErrTopology. Backends wrap the SDK cause with %w.

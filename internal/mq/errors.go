@@ -1,6 +1,9 @@
 package mq
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the queue layer. Backends wrap them with %w, keeping the
 // SDK error as the cause, so callers branch with errors.Is.
@@ -9,9 +12,19 @@ var (
 	// not answer in time. The operation may be retried later; a publish that
 	// failed with it may or may not have been stored.
 	ErrUnavailable = errors.New("mq: unavailable")
-	// ErrQueueFull reports that a byte budget (the tenant's, or the
-	// partition stream's) is exhausted. Retry after consumers caught up.
+	// ErrQueueFull reports that the queue refuses new records for lack of
+	// room: a stream's bound (ErrStreamFull), the tenant's budget
+	// (ErrTenantBudget), or the server's storage limits. Retry after
+	// consumers caught up.
 	ErrQueueFull = errors.New("mq: queue full")
+	// ErrStreamFull reports that a stream reached its byte (or message)
+	// bound: new publishes are refused (discard new) until the sweeper
+	// trims acknowledged history or consumers catch up. It wraps
+	// ErrQueueFull.
+	ErrStreamFull = fmt.Errorf("%w: stream bound reached", ErrQueueFull)
+	// ErrTenantBudget reports that the tenant's byte budget of records not
+	// yet acknowledged is exhausted. It wraps ErrQueueFull.
+	ErrTenantBudget = fmt.Errorf("%w: tenant budget exhausted", ErrQueueFull)
 	// ErrClosed is returned by every call made after Close.
 	ErrClosed = errors.New("mq: closed")
 	// ErrDeliveryEnded reports that a subscription will deliver no more

@@ -85,7 +85,7 @@ func (q *Queue) reserve(ctx context.Context, tenant string, n int64) error {
 		}
 		q.mu.Unlock()
 		if !sweep || q.sweepBoot(ctx) != nil {
-			return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrQueueFull, tenant, used, limit)
+			return fmt.Errorf("%w: tenant %q has %d unacknowledged bytes (budget %d)", mq.ErrTenantBudget, tenant, used, limit)
 		}
 	}
 }

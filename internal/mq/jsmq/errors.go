@@ -35,8 +35,11 @@ func translate(err error) error {
 			// which the same error can list too.
 			return fmt.Errorf("%w: %w", mq.ErrUnavailable, err)
 		}
-		if strings.Contains(desc, "maximum bytes") || strings.Contains(desc, "maximum messages") ||
-			strings.Contains(desc, "resource limits") || strings.Contains(desc, "insufficient resources") {
+		if strings.Contains(desc, "maximum bytes") || strings.Contains(desc, "maximum messages") {
+			// The stream's own bound (discard new), not the server's storage.
+			return fmt.Errorf("%w: %w", mq.ErrStreamFull, err)
+		}
+		if strings.Contains(desc, "resource limits") || strings.Contains(desc, "insufficient resources") {
 			return fmt.Errorf("%w: %w", mq.ErrQueueFull, err)
 		}
 		if apiErr.Code == 503 {

@@ -82,14 +82,14 @@ func testQueueFull(t *testing.T, nh NewHarness, caps Caps) {
 		big := make([]byte, 8<<10)
 		for i := 0; i < 20; i++ {
 			_, err := q.Publish(ctxT(t), mq.Record{Tenant: "t", Table: "full", Payload: big})
-			if errors.Is(err, mq.ErrQueueFull) {
+			if errors.Is(err, mq.ErrStreamFull) && errors.Is(err, mq.ErrQueueFull) && !errors.Is(err, mq.ErrTenantBudget) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("publish %d: %v, want nil or mq.ErrQueueFull", i, err)
+				t.Fatalf("publish %d: %v, want nil or mq.ErrStreamFull", i, err)
 			}
 		}
-		t.Fatal("160 KiB published into a 64 KiB stream without mq.ErrQueueFull")
+		t.Fatal("160 KiB published into a 64 KiB stream without mq.ErrStreamFull")
 	})
 	t.Run("Tenant", func(t *testing.T) {
 		if !caps.TenantBudget {
@@ -99,7 +99,11 @@ func testQueueFull(t *testing.T, nh NewHarness, caps Caps) {
 		big := make([]byte, 6<<10)
 		publish(t, q, mq.Record{Tenant: "greedy", Table: "x", Payload: big})
 		_, err := q.Publish(ctxT(t), mq.Record{Tenant: "greedy", Table: "x", Payload: big})
+		wantIs(t, err, mq.ErrTenantBudget, "publish over the tenant budget")
 		wantIs(t, err, mq.ErrQueueFull, "publish over the tenant budget")
+		if errors.Is(err, mq.ErrStreamFull) {
+			t.Fatalf("publish over the tenant budget: %v names the stream's bound", err)
+		}
 		// Another tenant is unaffected.
 		publish(t, q, mq.Record{Tenant: "other", Table: "x", Payload: big})
 		// Acknowledging frees the budget.
