@@ -30,8 +30,8 @@ var errStop = errors.New("stop")
 // false, the split suite runs the managed one): an operator user creates the topology, then each
 // role runs the queue (and the sweeper its lease) as its generated user on a nats-server
 // enforcing the rendered block. The api publishes and replays, the ingest worker pulls and
-// dead-letters, the api lists the dead letters, the sweeper expires them, trims and takes the
-// lease, every queue's metrics are gathered, and no
+// dead-letters, the api lists the dead letters, the sweeper expires them, trims (by size and by
+// age) and takes the lease, every queue's metrics are gathered, and no
 // role's log reports a permissions violation; the api trimming is refused and logged.
 func TestNATSUsersRunTheRolesOnAnOperatorTopology(t *testing.T) {
 	cfg := natsPermConfig(false)
@@ -128,8 +128,13 @@ func TestNATSUsersRunTheRolesOnAnOperatorTopology(t *testing.T) {
 	if n, err := sweeper.DLQ().(mq.DeadLetterExpirer).Expire(ctx, time.Now().Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("sweeper expiring the dead letters: %d, %v; want 1", n, err)
 	}
-	if _, err := sweeper.Trim(ctx, p, 0, time.Now()); err != nil {
-		t.Fatalf("sweeper trim: %v", err)
+	// A share so small the stream is over it: the trim to fit reads the consumers' ack floors and
+	// the frames' times (keepAfter an hour ago keeps the frame for the age trim below).
+	if _, err := sweeper.TrimToFit(ctx, p, 1e-9, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatalf("sweeper trim to fit: %v", err)
+	}
+	if n, err := sweeper.Trim(ctx, p, 0, time.Now()); err != nil || n != 1 {
+		t.Fatalf("sweeper trim: %d removed, %v; want the dead-lettered frame", n, err)
 	}
 	lc, err := natscoord.New(natscoord.Config{Bucket: cfg.Coord.NATS.Bucket, Lease: 2 * time.Second},
 		natscoord.Deps{JetStream: sweeper.JetStream(), Instance: "sweeper-1"})

@@ -22,8 +22,11 @@
 // acknowledged as a whole, once all its records are inserted or
 // dead-lettered. Delivery is at least once.
 //
-// Trim never removes a frame above the ack floor of a durable consumer, so
-// retention cannot lose rows that were not inserted.
+// Trim and TrimToFit never remove a frame above the ack floor of a durable
+// consumer, so retention cannot lose rows that were not inserted. History is
+// an upper bound: TrimToFit cuts acknowledged history short when a stream
+// holds more than a share of its byte bound, so retained history cannot fill
+// the stream and refuse new rows.
 //
 // Both JetStream backends also keep, in a KV bucket of their own, the last
 // schema the api read for each table (Schemas), so validation survives a

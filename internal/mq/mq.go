@@ -152,6 +152,15 @@ type Trimmer interface {
 	// the ack floor of any durable consumer of the partition. It returns the
 	// number of frames removed.
 	Trim(ctx context.Context, p int, below uint64, olderThan time.Time) (uint64, error)
+	// TrimToFit removes the oldest frames of partition p while the stream
+	// holds more than share (0 < share <= 1) of its byte bound, until it
+	// holds at most that share. It never removes a frame above the ack floor
+	// of any durable consumer of the partition, nor one stored at or after
+	// keepAfter when it is not zero, so it stops above the share when only
+	// such frames would bring it there. It may remove a few frames more than
+	// needed (it estimates from the average frame size). It does nothing on a
+	// stream without a byte bound. It returns the number of frames removed.
+	TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error)
 }
 
 // Queue is the full handle a backend provides.

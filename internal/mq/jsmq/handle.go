@@ -116,6 +116,15 @@ func (h *Handle) Trim(ctx context.Context, p int, below uint64, olderThan time.T
 	return q.Trim(ctx, p, below, olderThan)
 }
 
+// TrimToFit implements mq.Trimmer.
+func (h *Handle) TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error) {
+	q, err := h.Queue()
+	if err != nil {
+		return 0, err
+	}
+	return q.TrimToFit(ctx, p, share, keepAfter)
+}
+
 // DLQ implements mq.Queue; its calls fail like the handle's when the queue
 // is not started or closed.
 func (h *Handle) DLQ() mq.DeadLetters { return handleDLQ{h} }

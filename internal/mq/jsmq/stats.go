@@ -144,15 +144,8 @@ func (q *Queue) Trim(ctx context.Context, p int, below uint64, olderThan time.Ti
 		if target <= info.State.FirstSeq {
 			return nil
 		}
-		if err := s.Purge(ctx, jetstream.WithPurgeSequence(target)); err != nil {
-			return err
-		}
-		after, err := s.Info(ctx)
-		if err != nil {
-			return err
-		}
-		removed = info.State.Msgs - min(after.State.Msgs, info.State.Msgs)
-		return nil
+		removed, _, err = purgeBelow(ctx, s, info.State, target)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("trim partition %d: %w", p, err)

@@ -84,6 +84,7 @@ func Run(t *testing.T, newHarness NewHarness, caps Caps) {
 		{"FailedPullIsError", testFailedPull},
 		{"FetchHonoursContext", testFetchHonoursContext},
 		{"TrimNeverCrossesAckFloor", testTrim},
+		{"TrimToFitStopsAtAckFloorAndKeepAfter", testTrimToFit},
 		{"QueueFull", testQueueFull},
 		{"IdempotencyKeyDropsRepeat", testIdempotency},
 		{"ClaimsShareFrames", testClaimsShareFrames},

@@ -1,0 +1,109 @@
+package jsmq
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// fitRounds bounds the purges of one TrimToFit. Each round purges as many of the oldest frames
+// as the stream's average frame size says hold the excess, then reads the stream again: frames
+// of uneven size can take more than one round, and what a call leaves over the share the next
+// call trims.
+const fitRounds = 8
+
+// TrimToFit implements mq.Trimmer. Under the share it costs one stream info. Over it, it purges
+// below the sequence the average frame size says brings the stream to the share, capped at the
+// ack floor + 1 and at the first frame stored at or after keepAfter, and repeats while the
+// stream is still over the share and the caps allow.
+func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error) {
+	if err := q.checkPartition(p); err != nil {
+		return 0, err
+	}
+	if !(share > 0 && share <= 1) {
+		return 0, fmt.Errorf("%w: share %v: must be above 0 and at most 1", mq.ErrInvalid, share)
+	}
+	if err := q.checkConn(); err != nil {
+		return 0, err
+	}
+	var removed uint64
+	err := q.rpc(ctx, func(ctx context.Context) error {
+		s, err := q.js.Stream(ctx, q.names.Stream(p))
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Config.MaxBytes <= 0 {
+			return nil
+		}
+		fit := uint64(share * float64(info.Config.MaxBytes))
+		st := info.State
+		if st.Bytes <= fit {
+			return nil
+		}
+		floor, err := q.ackFloor(ctx, s)
+		if err != nil {
+			return err
+		}
+		keep := floor + 1
+		if !keepAfter.IsZero() {
+			seq, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, st.LastSeq, keepAfter)
+			if err != nil {
+				return err
+			}
+			keep = min(keep, seq)
+		}
+		for range fitRounds {
+			target := min(fitTarget(st, fit), keep)
+			if st.Bytes <= fit || target <= st.FirstSeq {
+				return nil
+			}
+			n, after, err := purgeBelow(ctx, s, st, target)
+			if err != nil {
+				return err
+			}
+			removed += n
+			st = after
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("trim partition %d to fit: %w", p, err)
+	}
+	return removed, nil
+}
+
+// fitTarget is the first sequence to keep for a stream in state st to hold at most fit bytes,
+// estimated from its average frame size. Sequences deleted inside the range make it keep more
+// than needed, which the next round sees.
+func fitTarget(st jetstream.StreamState, fit uint64) uint64 {
+	if st.Msgs == 0 || st.Bytes <= fit {
+		return st.FirstSeq
+	}
+	avg := max(st.Bytes/st.Msgs, 1)
+	n := (st.Bytes - fit + avg - 1) / avg
+	return min(st.FirstSeq+n, st.LastSeq+1)
+}
+
+// purgeBelow purges every frame of s below target and returns how many went and the stream's
+// state afterwards. Frames published meanwhile are told apart by the last sequence: a partition
+// stream above the purge is only appended to.
+func purgeBelow(ctx context.Context, s jetstream.Stream, before jetstream.StreamState, target uint64) (uint64, jetstream.StreamState, error) {
+	if err := s.Purge(ctx, jetstream.WithPurgeSequence(target)); err != nil {
+		return 0, before, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, before, err
+	}
+	after := info.State
+	total := before.Msgs + (after.LastSeq - min(before.LastSeq, after.LastSeq))
+	return total - min(after.Msgs, total), after, nil
+}

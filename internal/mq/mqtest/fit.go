@@ -1,0 +1,111 @@
+package mqtest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wavehouse/wavehouse/internal/mq"
+)
+
+// testTrimToFit fills a small partition stream past half its bound with frames of one known
+// size and trims it to half in the three situations that decide how far it may go: nothing
+// acknowledged (nothing goes), part acknowledged (exactly the acknowledged frames go, the
+// stream stays over the share and every unacknowledged frame is still delivered), and
+// everything acknowledged but the newest frames younger than keepAfter (only the older ones
+// go). Last, with nothing holding it back, it trims to the share: half the bound can be
+// published again without mq.ErrQueueFull.
+func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
+	const (
+		bound   = 256 << 10
+		share   = 0.5
+		size    = 4 << 10                    // payload of each frame; a stored frame is a little larger
+		n       = 48                         // about 80% of the bound
+		older   = 14                         // frames stored before keepAfter
+		acked   = 10                         // frames acknowledged first
+		slack   = 1 << 10                    // more than a frame's headers and encoding take
+		fitting = bound / 2 / (size + slack) // frames that surely fit in half the bound
+	)
+	q := nh(t, Options{Partitions: 1, MaxBytes: bound}).Queue
+	payload := make([]byte, size)
+	var pos []mq.Position
+	var keepAfter time.Time
+	for i := range n {
+		if i == older {
+			// Frames 0..older-1 were stored before this instant (their publish returned), the
+			// rest after it (their publish starts later).
+			keepAfter = time.Now()
+		}
+		pos = append(pos, publish(t, q, mq.Record{Tenant: "t", Table: "fit", Payload: payload}).Position)
+	}
+	trim := func(keepAfter time.Time) uint64 {
+		t.Helper()
+		removed, err := q.TrimToFit(ctxT(t), 0, share, keepAfter)
+		if err != nil {
+			t.Fatalf("trim to fit: %v", err)
+		}
+		return removed
+	}
+	retained := func() uint64 {
+		t.Helper()
+		st, err := q.Stats(ctxT(t), "t", "fit")
+		if err != nil {
+			t.Fatalf("stats: %v", err)
+		}
+		return st.Retained
+	}
+	for _, bad := range []float64{0, -0.5, 1.5} {
+		if _, err := q.TrimToFit(ctxT(t), 0, bad, time.Time{}); !errors.Is(err, mq.ErrInvalid) {
+			t.Fatalf("trim to fit a share of %v: %v, want mq.ErrInvalid", bad, err)
+		}
+	}
+
+	// Nothing acknowledged: the stream is over the share, and nothing may go.
+	if removed := trim(time.Time{}); removed != 0 || retained() != n {
+		t.Fatalf("with nothing acknowledged: removed %d, %d retained; want 0 and %d", removed, retained(), n)
+	}
+
+	// The first frames acknowledged: exactly those go, although the stream stays over the share.
+	s := subscribe(t, q, "t", "fit")
+	for _, d := range fetchN(t, s, acked, 10*time.Second) {
+		if err := d.Ack(ctxT(t)); err != nil {
+			t.Fatalf("ack: %v", err)
+		}
+	}
+	if removed := trim(time.Time{}); removed != acked || retained() != n-acked {
+		t.Fatalf("with %d frames acknowledged: removed %d, %d retained; want %d and %d", acked, removed, retained(), acked, n-acked)
+	}
+	rest := fetchN(t, s, n-acked, 10*time.Second)
+	for i, d := range rest {
+		if d.Meta().Seq != pos[acked+i].Seq {
+			t.Fatalf("after the trim delivered frame %d, want %d: an unacknowledged frame was removed", d.Meta().Seq, pos[acked+i].Seq)
+		}
+		if err := d.Ack(ctxT(t)); err != nil {
+			t.Fatalf("ack: %v", err)
+		}
+	}
+
+	// Everything acknowledged, but the frames stored since keepAfter alone are over the share:
+	// only the older ones go.
+	if removed := trim(keepAfter); removed != older-acked || retained() != n-older {
+		t.Fatalf("with keepAfter: removed %d, %d retained; want %d and %d", removed, retained(), older-acked, n-older)
+	}
+
+	// Nothing holds it back: the stream is trimmed to the share, not emptied.
+	if removed := trim(time.Time{}); removed == 0 {
+		t.Fatal("with every frame acknowledged and no keepAfter: nothing removed from a stream over its share")
+	}
+	if r := retained(); r*size > bound/2 || r < fitting-1 {
+		t.Fatalf("after trimming to fit %d frames of %d bytes are retained, want at most %d bytes and at least %d frames",
+			r, size, bound/2, fitting-1)
+	}
+	if removed := trim(time.Time{}); removed != 0 {
+		t.Fatalf("a stream within its share trimmed again: %d removed", removed)
+	}
+	// Half the bound is free again.
+	for i := range fitting {
+		if _, err := q.Publish(ctxT(t), mq.Record{Tenant: "t", Table: "fit", Payload: payload}); err != nil {
+			t.Fatalf("publish %d of %d frames into the half the trim freed: %v", i+1, fitting, err)
+		}
+	}
+}
