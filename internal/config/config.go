@@ -109,7 +109,7 @@ type IngestFlush struct {
 
 // Stream configures the retained history that live streams resume from.
 type Stream struct {
-	HistoryWindow  Duration `yaml:"history_window" env:"HISTORY_WINDOW" env-description:"How long accepted rows stay in the queue's history after they are inserted (SSE resume window)."`
+	HistoryWindow  Duration `yaml:"history_window" env:"HISTORY_WINDOW" env-description:"How long accepted rows stay in the queue's history after they are inserted (SSE resume window), at most: while a partition stream holds more than half its max_bytes the sweeper trims its oldest inserted rows sooner."`
 	Heartbeat      Duration `yaml:"heartbeat" env:"HEARTBEAT" env-description:"Period of the SSE heartbeat comment that keeps proxies from closing idle streams."`
 	Retry          Duration `yaml:"retry" env:"RETRY" env-description:"Reconnect delay suggested to SSE clients (retry: field)."`
 	Buffer         int      `yaml:"buffer" env:"BUFFER" env-description:"Events a live subscriber may have queued before slow_policy applies."`
@@ -120,7 +120,7 @@ type Stream struct {
 
 // Sweeper configures the singleton housekeeping job.
 type Sweeper struct {
-	Interval Duration `yaml:"interval" env:"INTERVAL" env-description:"Time between two sweeps (history trim, expired idempotency records)."`
+	Interval Duration `yaml:"interval" env:"INTERVAL" env-description:"Time between two sweeps (history trim, expired idempotency records); whether a partition stream holds more than half its max_bytes is checked every interval or every 10s, whichever is shorter."`
 }
 
 // TLS is a client TLS configuration given as files.

@@ -52,7 +52,7 @@ type MQEmbedded struct {
 	Sync           string   `yaml:"sync" env:"SYNC" env-description:"always (fsync before ack), interval (fsync every sync_interval: may lose that window on power loss) or none (page cache only, with a background fsync every 2m: may lose up to that window on power loss)."`
 	SyncInterval   Duration `yaml:"sync_interval" env:"SYNC_INTERVAL" env-description:"fsync period when sync is interval."`
 	Dir            string   `yaml:"dir" env:"DIR" env-description:"Store directory; default <data_dir>/mq."`
-	MaxBytes       int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0: no limit)."`
+	MaxBytes       int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0: no limit). Inserted history is trimmed to half of it, sooner than stream.history_window when needed."`
 	TenantMaxBytes int64    `yaml:"tenant_max_bytes" env:"TENANT_MAX_BYTES" env-description:"Byte budget of one tenant's unconsumed records; beyond it the tenant's ingest answers 429 (0: no limit)."`
 }
 
@@ -66,7 +66,7 @@ type NATS struct {
 	PasswordFile    string   `yaml:"password_file" env:"PASSWORD_FILE" env-description:"File holding the password."`
 	Replicas        int      `yaml:"replicas" env:"REPLICAS" env-description:"Stream and bucket replicas expected (3 in production)."`
 	ManageTopology  bool     `yaml:"manage_topology" env:"MANAGE_TOPOLOGY" env-description:"Create streams, consumers and buckets at boot (development); otherwise verify them and refuse to boot when they differ."`
-	MaxBytes        int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0 or -1: no limit). Part of the verified topology."`
+	MaxBytes        int64    `yaml:"max_bytes" env:"MAX_BYTES" env-description:"Byte bound of each partition stream; beyond it ingest answers 429 (0 or -1: no limit). Inserted history is trimmed to half of it, sooner than stream.history_window when needed. Part of the verified topology."`
 	DLQMaxBytes     int64    `yaml:"dlq_max_bytes" env:"DLQ_MAX_BYTES" env-description:"Byte bound of the dead-letter stream (0 or -1: no limit). Part of the verified topology."`
 	DuplicateWindow Duration `yaml:"duplicate_window" env:"DUPLICATE_WINDOW" env-description:"How long the streams suppress a repeated idempotency key; idempotency.lease must stay below it. Part of the verified topology."`
 	MaxAckPending   int      `yaml:"max_ack_pending" env:"MAX_ACK_PENDING" env-description:"Unacknowledged deliveries per partition consumer. Part of the verified topology."`

@@ -1,8 +1,9 @@
 // Package sweeper is the sweeper role: under the "sweeper" lease it trims the queue's retained
-// history to the configured window — never past a consumer's ack floor, which the queue's Trim
-// enforces — removes expired idempotency records, applies the dead-letter retention, and compacts
-// the batch journal (whose plans have no expiry). It reports what it did, and who holds the lease
-// with which fencing token, in metrics.
+// history to the configured window, and shorter while a partition stream holds more than half its
+// byte bound — never past a consumer's ack floor, which the queue's Trim and TrimToFit enforce —
+// removes expired idempotency records, applies the dead-letter retention, and compacts the batch
+// journal (whose plans have no expiry). It reports what it did, and who holds the lease with which
+// fencing token, in metrics.
 package sweeper
 
 import (
@@ -26,13 +27,19 @@ type Config struct {
 	// Interval between two sweeps.
 	Interval time.Duration
 	// HistoryWindow is how long accepted records stay replayable (SSE resume); older ones are
-	// trimmed once inserted.
+	// trimmed once inserted. It is an upper bound: while a partition stream holds more than
+	// FitShare of its byte bound, its oldest inserted records are trimmed sooner.
 	HistoryWindow time.Duration
-	// ResolveWindow, when set, is how long every frame is kept whatever HistoryWindow says:
+	// ResolveWindow, when set, is how long every frame is kept whatever HistoryWindow and the
+	// stream's byte bound say:
 	// the queue's duplicate window while idempotency keys are on. A retry resolves the frame its
 	// claim was marked with by reading it back (docs/adr/0012); a frame trimmed sooner cannot be
 	// read, and once the mark ends the retry would enqueue the request's rows a second time.
 	ResolveWindow time.Duration
+	// FitEvery is the time between two checks, between sweeps, of whether a partition stream
+	// holds more than FitShare of its byte bound; zero means min(Interval, DefaultFitEvery).
+	// Not a setting: tests shorten it.
+	FitEvery time.Duration
 	// DLQRetention is how long dead-lettered records are kept (0: forever).
 	DLQRetention time.Duration
 	// Instance names this process in the lease metrics.
@@ -44,6 +51,17 @@ type Queue interface {
 	mq.Trimmer
 	Partitions() int
 }
+
+// FitShare is the share of a partition stream's byte bound above which the sweeper trims the
+// oldest acknowledged frames, down to that share: retained history is kept up to HistoryWindow
+// only while it fits in half the stream, so it can never fill the stream and make ingest refuse
+// rows (the stream discards new publishes at its bound).
+const FitShare = 0.5
+
+// DefaultFitEvery bounds the time between two checks of the streams' fullness: the sweep
+// interval (1 minute by default) is too long, as a minute at 5 MB/s is 300 MB, more than half of
+// the default 1 GiB stream.
+const DefaultFitEvery = 10 * time.Second
 
 // JournalGrace is how old a forgotten plan's delete marker, or a plan whose frames are all
 // acknowledged, must be before CompactJournal removes it.
@@ -69,10 +87,10 @@ type Sweeper struct {
 }
 
 type metrics struct {
-	trimmed, swept, expired, compacted prometheus.Counter
-	runs                               *prometheus.CounterVec
-	token                              prometheus.Gauge
-	holding                            prometheus.Gauge
+	swept, expired, compacted prometheus.Counter
+	trimmed, runs             *prometheus.CounterVec
+	token                     prometheus.Gauge
+	holding                   prometheus.Gauge
 }
 
 // New returns a sweeper; it starts nothing.
@@ -83,6 +101,9 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 	if cfg.Interval <= 0 || cfg.HistoryWindow <= 0 {
 		return nil, errors.New("sweeper: interval and history_window must be positive")
 	}
+	if cfg.FitEvery <= 0 {
+		cfg.FitEvery = min(cfg.Interval, DefaultFitEvery)
+	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
@@ -90,7 +111,9 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 		deps.Now = time.Now
 	}
 	s := &Sweeper{cfg: cfg, deps: deps, m: metrics{
-		trimmed: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_trimmed_frames_total", Help: "Queue frames removed from retained history."}),
+		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wavehouse_sweeper_trimmed_frames_total",
+			Help: "Queue frames removed from retained history, by reason: age (older than stream.history_window) or size (the partition stream held more than half its byte bound)."},
+			[]string{"reason"}),
 		swept:   prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dedupe_swept_total", Help: "Expired idempotency records removed."}),
 		expired: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_dlq_expired_total", Help: "Dead-letter entries removed after their retention."}),
 		compacted: prometheus.NewCounter(prometheus.CounterOpts{Name: "wavehouse_sweeper_journal_compacted_total",
@@ -101,6 +124,9 @@ func New(cfg Config, deps Deps) (*Sweeper, error) {
 		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "wavehouse_sweeper_lease_held", Help: "1 while this process holds the sweeper lease.",
 			ConstLabels: prometheus.Labels{"instance_id": cfg.Instance}}),
 	}}
+	for _, r := range []string{reasonAge, reasonSize} {
+		s.m.trimmed.WithLabelValues(r)
+	}
 	if deps.Registerer != nil {
 		var errs []error
 		for _, c := range []prometheus.Collector{s.m.trimmed, s.m.swept, s.m.expired, s.m.compacted, s.m.runs, s.m.token, s.m.holding} {
@@ -123,19 +149,57 @@ func (s *Sweeper) hold(ctx context.Context, term coord.Term) error {
 	s.m.token.Set(float64(term.Token()))
 	defer func() { s.m.holding.Set(0); s.m.token.Set(0) }()
 	s.deps.Log.Info("sweeper lease acquired", "holder", term.Holder(), "token", term.Token())
-	t := time.NewTicker(s.cfg.Interval)
-	defer t.Stop()
+	sweep := time.NewTicker(s.cfg.Interval)
+	defer sweep.Stop()
+	var fit <-chan time.Time // nil, never ready, when every sweep is a fit check already
+	if s.cfg.FitEvery < s.cfg.Interval {
+		ft := time.NewTicker(s.cfg.FitEvery)
+		defer ft.Stop()
+		fit = ft.C
+	}
 	for {
 		s.Sweep(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
+		for swept := false; !swept; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-sweep.C:
+				swept = true
+			case <-fit:
+				s.Fit(ctx)
+			}
 		}
 	}
 }
 
-// Sweep runs one sweep now.
+// Reasons of a trim (the reason label of wavehouse_sweeper_trimmed_frames_total).
+const (
+	reasonAge  = "age"
+	reasonSize = "size"
+)
+
+// Fit trims every partition stream that holds more than FitShare of its byte bound back to that
+// share, removing its oldest acknowledged frames but none younger than ResolveWindow. It reports
+// whether every partition could be checked.
+func (s *Sweeper) Fit(ctx context.Context) bool {
+	var keepAfter time.Time
+	if s.cfg.ResolveWindow > 0 {
+		keepAfter = s.deps.Now().Add(-s.cfg.ResolveWindow)
+	}
+	ok := true
+	for p := range s.deps.Queue.Partitions() {
+		n, err := s.deps.Queue.TrimToFit(ctx, p, FitShare, keepAfter)
+		if err != nil {
+			ok = false
+			s.deps.Log.Warn("trim to fit failed", "partition", p, "error", err)
+			continue
+		}
+		s.m.trimmed.WithLabelValues(reasonSize).Add(float64(n))
+	}
+	return ok
+}
+
+// Sweep runs one sweep now: the age trim, then Fit, then the other chores.
 func (s *Sweeper) Sweep(ctx context.Context) {
 	now := s.deps.Now()
 	cutoff := now.Add(-max(s.cfg.HistoryWindow, s.cfg.ResolveWindow))
@@ -147,7 +211,10 @@ func (s *Sweeper) Sweep(ctx context.Context) {
 			s.deps.Log.Warn("trim failed", "partition", p, "error", err)
 			continue
 		}
-		s.m.trimmed.Add(float64(n))
+		s.m.trimmed.WithLabelValues(reasonAge).Add(float64(n))
+	}
+	if !s.Fit(ctx) {
+		outcome = "error"
 	}
 	if s.deps.Dedupe != nil {
 		n, err := s.deps.Dedupe.Sweep(ctx, now)

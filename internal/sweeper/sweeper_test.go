@@ -79,7 +79,7 @@ func TestSweepTrimsOnlyBelowTheAckFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Sweep(t.Context())
-	if n := value(t, s.m.trimmed); n != 5 {
+	if n := value(t, s.m.trimmed.WithLabelValues(reasonAge)); n != 5 {
 		t.Fatalf("trimmed %v frames, want the 5 acknowledged ones", n)
 	}
 	st, err := q.Stats(t.Context(), "t", "e")
@@ -277,7 +277,7 @@ func TestSweepKeepsFramesAMarkCanResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Sweep(t.Context())
-		return value(t, s.m.trimmed)
+		return value(t, s.m.trimmed.WithLabelValues(reasonAge))
 	}
 	trimmed := sweepAt(window / 2)
 	again, err := q.Publish(t.Context(), keyed(m.frame))
