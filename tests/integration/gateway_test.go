@@ -51,6 +51,10 @@ type gatewayConfig struct {
 	TenantMaxBytes int64
 	// UnboundedQueue sets mq.embedded.max_bytes and tenant_max_bytes to 0 (no limit).
 	UnboundedQueue bool
+	// StreamMaxBytes is mq.embedded.max_bytes (each partition stream's bound); 0 keeps the default.
+	StreamMaxBytes int64
+	// SweeperInterval is sweeper.interval; empty keeps the default.
+	SweeperInterval string
 	// AckWait is mq.ack_wait; empty keeps the default.
 	AckWait string
 }
@@ -106,6 +110,9 @@ func (g *gateway) configYAML() string {
 	if g.cfg.NoIdempotency {
 		b.WriteString("idempotency:\n  enabled: false\n")
 	}
+	if g.cfg.SweeperInterval != "" {
+		fmt.Fprintf(&b, "sweeper:\n  interval: %s\n", g.cfg.SweeperInterval)
+	}
 	fmt.Fprintf(&b, "ingest:\n  wait_timeout: %s\n  flush:\n    max_wait: %s\n", g.cfg.WaitTimeout, g.cfg.FlushMaxWait)
 	if g.cfg.FlushMaxRows > 0 {
 		fmt.Fprintf(&b, "    max_rows: %d\n", g.cfg.FlushMaxRows)
@@ -139,6 +146,9 @@ func (g *gateway) configYAML() string {
 			b.WriteString("    max_bytes: 0\n    tenant_max_bytes: 0\n")
 		case g.cfg.TenantMaxBytes > 0:
 			fmt.Fprintf(&b, "    tenant_max_bytes: %d\n", g.cfg.TenantMaxBytes)
+		}
+		if g.cfg.StreamMaxBytes > 0 && !g.cfg.UnboundedQueue {
+			fmt.Fprintf(&b, "    max_bytes: %d\n", g.cfg.StreamMaxBytes)
 		}
 	}
 	return b.String()
