@@ -1,6 +1,7 @@
 package mqtest
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -11,7 +12,8 @@ import (
 // testTrimToFit fills a small partition stream past half its bound with frames of one known
 // size and trims it to half in the three situations that decide how far it may go: nothing
 // acknowledged (nothing goes), part acknowledged (exactly the acknowledged frames go, the
-// stream stays over the share and every unacknowledged frame is still delivered), and
+// stream stays over the share, every unacknowledged frame is still delivered, and a replay from a
+// trimmed position starts with a reset), and
 // everything acknowledged but the newest frames younger than keepAfter (only the older ones
 // go). Last, with nothing holding it back, it trims to the share: half the bound can be
 // published again without mq.ErrQueueFull.
@@ -74,6 +76,18 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 	}
 	if removed := trim(time.Time{}); removed != acked || retained() != n-acked {
 		t.Fatalf("with %d frames acknowledged: removed %d, %d retained; want %d and %d", acked, removed, retained(), acked, n-acked)
+	}
+	// A replay from a position trimmed to fit starts with a reset to the first retained frame (on
+	// SSE: event: reset, reason trimmed), as after an age trim.
+	ctx, cancel := context.WithCancel(ctxT(t))
+	c := &collector{events: make(chan mq.Event, n)}
+	done := make(chan error, 1)
+	go func() { done <- q.Replay(ctx, "t", "fit", mq.Cursor{After: pos[0]}, c.fn) }()
+	e := c.next(t, 10*time.Second)
+	cancel()
+	<-done
+	if e.Reset == nil || e.Reset.Reason != mq.ResetTrimmed || e.Reset.First.Seq != pos[acked].Seq {
+		t.Fatalf("replay from a frame trimmed to fit: first event %+v, want a reset (trimmed) to %v", e, pos[acked])
 	}
 	rest := fetchN(t, s, n-acked, 10*time.Second)
 	for i, d := range rest {
