@@ -72,13 +72,17 @@ func stats(t *testing.T, q *embeddedmq.Queue) mq.Stats {
 	return st
 }
 
-// TestSweepTrimsAStreamOverHalfItsBound: a stream at 80% of its bound, all but its last frames
-// inserted, all within the history window. A sweep keeping a resolve window trims nothing (every
-// frame is younger); a sweep without one trims the oldest acknowledged frames by size until the
-// stream holds at most half its bound, and the unacknowledged frames stay and are delivered.
+// TestSweepTrimsAStreamOverHalfItsBound: a stream at 80% of its bound, its first frame a keyed
+// request's, all but its last frames inserted, all within the history window. A sweep keeping a
+// resolve window trims nothing (every frame is younger, and a keyed frame comes first); a sweep
+// without one trims the oldest acknowledged frames by size until the stream holds at most half
+// its bound, and the unacknowledged frames stay and are delivered.
 func TestSweepTrimsAStreamOverHalfItsBound(t *testing.T) {
 	q := openBoundedQueue(t)
-	fill(t, q, fitFrames)
+	if _, err := q.Publish(t.Context(), mq.Record{Tenant: "t", Table: "e", Payload: make([]byte, fitFrame), IdempotencyKey: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, q, fitFrames-1)
 	sub, err := q.Subscribe(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)

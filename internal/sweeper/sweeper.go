@@ -30,11 +30,12 @@ type Config struct {
 	// trimmed once inserted. It is an upper bound: while a partition stream holds more than
 	// FitShare of its byte bound, its oldest inserted records are trimmed sooner.
 	HistoryWindow time.Duration
-	// ResolveWindow, when set, is how long every frame is kept whatever HistoryWindow and the
-	// stream's byte bound say:
-	// the queue's duplicate window while idempotency keys are on. A retry resolves the frame its
+	// ResolveWindow, when set, is how long every frame is kept whatever HistoryWindow says: the
+	// queue's duplicate window while idempotency keys are on. A retry resolves the frame its
 	// claim was marked with by reading it back (docs/adr/0012); a frame trimmed sooner cannot be
-	// read, and once the mark ends the retry would enqueue the request's rows a second time.
+	// read, and once the mark ends the retry would enqueue the request's rows a second time. The
+	// trim to fit the stream's byte bound keeps less: within the window, only the frames from the
+	// first keyed one on (mq.Trimmer.TrimToFit).
 	ResolveWindow time.Duration
 	// FitEvery is the time between two checks, between sweeps, of whether a partition stream
 	// holds more than FitShare of its byte bound; zero means min(Interval, DefaultFitEvery).
@@ -179,8 +180,8 @@ const (
 )
 
 // Fit trims every partition stream that holds more than FitShare of its byte bound back to that
-// share, removing its oldest acknowledged frames but none younger than ResolveWindow. It reports
-// whether every partition could be checked.
+// share, removing its oldest acknowledged frames but, within ResolveWindow, none from the first
+// keyed frame on. It reports whether every partition could be checked.
 func (s *Sweeper) Fit(ctx context.Context) bool {
 	var keepAfter time.Time
 	if s.cfg.ResolveWindow > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/wavehouse/wavehouse/internal/mq"
@@ -18,8 +19,8 @@ const fitRounds = 8
 
 // TrimToFit implements mq.Trimmer. Under the share it costs one stream info. Over it, it purges
 // below the sequence the average frame size says brings the stream to the share, capped at the
-// ack floor + 1 and at the first frame stored at or after keepAfter, and repeats while the
-// stream is still over the share and the caps allow.
+// ack floor + 1 and at the first frame stored at or after keepAfter that a resolution may read
+// (keyedBound), and repeats while the stream is still over the share and the caps allow.
 func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error) {
 	if err := q.checkPartition(p); err != nil {
 		return 0, err
@@ -54,11 +55,20 @@ func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter t
 		}
 		keep := floor + 1
 		if !keepAfter.IsZero() {
-			seq, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, st.LastSeq, keepAfter)
+			window, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, st.LastSeq, keepAfter)
 			if err != nil {
 				return err
 			}
-			keep = min(keep, seq)
+			if want := min(fitTarget(st, fit), keep); want > window {
+				// The frames from window on are younger than keepAfter, yet only a keyed one
+				// (and what its resolution reads) must stay: the others may go.
+				bound, err := q.keyedBound(ctx, q.names.Stream(p), window, want-1)
+				if err != nil {
+					return err
+				}
+				window = bound
+			}
+			keep = min(keep, window)
 		}
 		for range fitRounds {
 			target := min(fitTarget(st, fit), keep)
@@ -106,4 +116,35 @@ func purgeBelow(ctx context.Context, s jetstream.Stream, before jetstream.Stream
 	after := info.State
 	total := before.Msgs + (after.LastSeq - min(before.LastSeq, after.LastSeq))
 	return total - min(after.Msgs, total), after, nil
+}
+
+// fitScanLimit bounds the frame headers one keyedBound reads: what it did not read stays for the
+// next call.
+const fitScanLimit = 100_000
+
+// keyedBound returns the first sequence from first to last that a keyed request's resolution may
+// read (docs/adr/0012, 0017): that of the first frame carrying a message id (a keyed frame, a
+// marked frame or a fence), or, for a marked frame whose id names the sequence it was stored
+// after, that sequence + 1, which ResolveFrames reads the stream from. Frames without one hold
+// only unkeyed records, which nothing reads back to resolve a request. When none of the frames
+// it reads carries an id, it returns the sequence after the last one read (last + 1 when it read
+// them all).
+func (q *Queue) keyedBound(ctx context.Context, stream string, first, last uint64) (uint64, error) {
+	bound, read := last+1, uint64(0)
+	err := q.scanHeaders(ctx, stream, first, last, func(seq uint64, h nats.Header) bool {
+		read++
+		if id := h.Get(jetstream.MsgIDHeader); id != "" {
+			bound = seq
+			if _, after, ok := parseFrameID(id); ok {
+				bound = min(bound, after+1)
+			}
+			return false
+		}
+		if read >= fitScanLimit {
+			bound = seq + 1
+			return false
+		}
+		return true
+	})
+	return bound, err
 }

@@ -18,7 +18,8 @@ type Access struct {
 	// Consume is the ingest worker: pulling and acknowledging on the durable ingest consumers,
 	// dead-lettering, and the batch-plan journal.
 	Consume bool
-	// Trim is the sweeper: purging the partition streams below the ack floor, expiring dead
+	// Trim is the sweeper: purging the partition streams below the ack floor (reading frame
+	// headers with ordered consumers to find the keyed frames TrimToFit keeps), expiring dead
 	// letters and compacting the journal.
 	Trim bool
 	// LeaseBucket is the coord lease bucket the user reads and writes; empty: none (its stream
@@ -82,8 +83,9 @@ func (t Topology) Permissions(a Access) Permissions {
 			add(n.StreamSubjects(p))
 		}
 	}
-	if a.Replay {
-		// Ordered consumers get generated names; the durable ingest consumer is never theirs.
+	if a.Replay || a.Trim {
+		// Ordered consumers (a replay; the trimmer's scan of frame headers, TrimToFit) get
+		// generated names; the durable ingest consumer is never theirs.
 		for p := range t.Partitions {
 			s := n.Stream(p)
 			add(apiPrefix+"CONSUMER.CREATE."+s+".*", apiPrefix+"CONSUMER.CREATE."+s+".*.>",

@@ -210,6 +210,27 @@ func (q *Queue) resolvePartition(ctx context.Context, p int, marks []MarkedFrame
 // scanMsgIDs reads the headers of stream from first to last and returns the sequence of each
 // message whose message id is one of want's.
 func (q *Queue) scanMsgIDs(ctx context.Context, stream string, first, last uint64, want map[string][]int) (map[string]uint64, error) {
+	found := map[string]uint64{}
+	err := q.scanHeaders(ctx, stream, first, last, func(seq uint64, h nats.Header) bool {
+		if id := h.Get(jetstream.MsgIDHeader); id != "" {
+			if _, ok := want[id]; ok {
+				if _, dup := found[id]; !dup {
+					found[id] = seq
+				}
+			}
+		}
+		return len(found) < len(want)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// scanHeaders reads the headers of stream's messages from first on, in order, with a headers-only
+// ordered consumer, and calls fn with each one's sequence and headers until fn returns false, it
+// has read last, or the stream has no more.
+func (q *Queue) scanHeaders(ctx context.Context, stream string, first, last uint64, fn func(seq uint64, h nats.Header) bool) error {
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: first, HeadersOnly: true}
 	var cons jetstream.Consumer
 	err := q.rpc(ctx, func(ctx context.Context) error {
@@ -218,40 +239,31 @@ func (q *Queue) scanMsgIDs(ctx context.Context, stream string, first, last uint6
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("scan consumer on stream %s: %w", stream, err)
+		return fmt.Errorf("scan consumer on stream %s: %w", stream, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return nil, translate(err)
+		return translate(err)
 	}
 	defer it.Stop()
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
-	found := map[string]uint64{}
-	for len(found) < len(want) {
+	for {
 		msg, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
-			return nil, translate(err)
+			return translate(err)
 		}
 		md, err := msg.Metadata()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if id := msg.Headers().Get(jetstream.MsgIDHeader); id != "" {
-			if _, ok := want[id]; ok {
-				if _, dup := found[id]; !dup {
-					found[id] = md.Sequence.Stream
-				}
-			}
-		}
-		if md.Sequence.Stream >= last || md.NumPending == 0 {
-			break
+		if !fn(md.Sequence.Stream, msg.Headers()) || md.Sequence.Stream >= last || md.NumPending == 0 {
+			return nil
 		}
 	}
-	return found, nil
 }
 
 // storedMsgIn reads the message at seq of stream.

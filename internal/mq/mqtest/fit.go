@@ -14,9 +14,10 @@ import (
 // acknowledged (nothing goes), part acknowledged (exactly the acknowledged frames go, the
 // stream stays over the share, every unacknowledged frame is still delivered, and a replay from a
 // trimmed position starts with a reset), and
-// everything acknowledged but the newest frames younger than keepAfter (only the older ones
-// go). Last, with nothing holding it back, it trims to the share: half the bound can be
-// published again without mq.ErrQueueFull.
+// everything acknowledged and a keyed frame among those younger than keepAfter (the frames before
+// it go, young or not; it and every frame after it stay, as a resolution reads them). Last,
+// with nothing holding it back, it trims to the share: half the bound can be published again
+// without mq.ErrQueueFull.
 func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 	const (
 		bound   = 256 << 10
@@ -24,6 +25,7 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 		size    = 4 << 10                    // payload of each frame; a stored frame is a little larger
 		n       = 48                         // about 80% of the bound
 		older   = 14                         // frames stored before keepAfter
+		young   = 2                          // unkeyed frames stored after keepAfter, before the keyed one
 		acked   = 10                         // frames acknowledged first
 		slack   = 1 << 10                    // more than a frame's headers and encoding take
 		fitting = bound / 2 / (size + slack) // frames that surely fit in half the bound
@@ -38,7 +40,14 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 			// rest after it (their publish starts later).
 			keepAfter = time.Now()
 		}
-		pos = append(pos, publish(t, q, mq.Record{Tenant: "t", Table: "fit", Payload: payload}).Position)
+		r := mq.Record{Tenant: "t", Table: "fit", Payload: payload}
+		if i == older+young {
+			// A claimed record: its frame carries a message id, which a retry of its request
+			// resolves by reading the frame back (docs/adr/0012).
+			r = claimed("fit", "keyed", &marker{}, "")
+			r.Payload = payload
+		}
+		pos = append(pos, publish(t, q, r).Position)
 	}
 	trim := func(keepAfter time.Time) uint64 {
 		t.Helper()
@@ -99,10 +108,10 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 		}
 	}
 
-	// Everything acknowledged, but the frames stored since keepAfter alone are over the share:
-	// only the older ones go.
-	if removed := trim(keepAfter); removed != older-acked || retained() != n-older {
-		t.Fatalf("with keepAfter: removed %d, %d retained; want %d and %d", removed, retained(), older-acked, n-older)
+	// Everything acknowledged, and the frames from the keyed one on alone are over the share: the
+	// frames before it go, the young unkeyed ones too; the keyed frame and all after it stay.
+	if removed := trim(keepAfter); removed != older+young-acked || retained() != n-older-young {
+		t.Fatalf("with keepAfter: removed %d, %d retained; want %d and %d (up to the keyed frame)", removed, retained(), older+young-acked, n-older-young)
 	}
 
 	// Nothing holds it back: the stream is trimmed to the share, not emptied.
