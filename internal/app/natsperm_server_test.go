@@ -135,7 +135,7 @@ func TestNATSUsersRunTheRolesOnAnOperatorTopology(t *testing.T) {
 	// A share so small the stream is over it: the trim to fit reads the consumers' ack floors,
 	// the frames' times and, as the frame is younger than keepAfter, its headers with an ordered
 	// consumer (it carries no message id, so it goes), then purges.
-	if n, err := sweeper.TrimToFit(ctx, p, 1e-9, time.Now().Add(-time.Hour)); err != nil || n != 1 {
+	if n, err := sweeper.TrimToFit(ctx, p, 1e-9, mq.FitKeep{Keyed: time.Now().Add(-time.Hour)}); err != nil || n != 1 {
 		t.Fatalf("sweeper trim to fit: %d removed, %v; want the dead-lettered frame", n, err)
 	}
 	lc, err := natscoord.New(natscoord.Config{Bucket: cfg.Coord.NATS.Bucket, Lease: 2 * time.Second},

@@ -34,8 +34,8 @@ func buildSweeper(e env, queue mq.Queue, co *coordRef, dd dedupe.Store) Componen
 			}
 		}
 		s, err = sweeper.New(sweeper.Config{Interval: e.cfg.Sweeper.Interval.D(), HistoryWindow: e.cfg.Stream.HistoryWindow.D(),
-			ResolveWindow: resolve,
-			DLQRetention:  e.cfg.MQ.DLQRetention.D(), Instance: e.cfg.InstanceID},
+			ResolveWindow: resolve, MinHistory: 2 * e.cfg.MQ.AckWait.D(),
+			DLQRetention: e.cfg.MQ.DLQRetention.D(), Instance: e.cfg.InstanceID},
 			sweeper.Deps{Coord: c, Queue: queue, Dedupe: ds, DLQ: dlq, Journal: journal, Registerer: e.reg, Log: e.log.With("component", compSweeper)})
 		return err
 	}

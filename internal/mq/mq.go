@@ -155,17 +155,23 @@ type Trimmer interface {
 	// TrimToFit removes the oldest frames of partition p while the stream
 	// holds more than share (0 < share <= 1) of its byte bound, until it
 	// holds at most that share. It never removes a frame above the ack floor
-	// of any durable consumer of the partition, nor, when keepAfter is not
-	// zero, the first frame stored at or after keepAfter that a keyed
-	// request's resolution may read (one carrying a message id: a keyed
-	// request's frame or a fence) or any frame after it, nor from the
-	// sequence after the one a marked frame's id says it was stored after; so
+	// of any durable consumer of the partition, nor one keep says stays, so
 	// it stops above the share when only such frames would bring it there.
-	// Unkeyed frames stored after keepAfter but before those go like older
-	// ones. It may remove a few frames more than
-	// needed (it estimates from the average frame size). It does nothing on a
-	// stream without a byte bound. It returns the number of frames removed.
-	TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error)
+	// It may remove a few frames more than needed (it estimates from the
+	// average frame size). It does nothing on a stream without a byte
+	// bound. It returns the number of frames removed.
+	TrimToFit(ctx context.Context, p int, share float64, keep FitKeep) (uint64, error)
+}
+
+// FitKeep is what Trimmer.TrimToFit keeps whatever the share.
+type FitKeep struct {
+	// All: every frame stored at or after it stays (zero: no such bound).
+	All time.Time
+	// Keyed: the first frame stored at or after it that carries a message id (a keyed
+	// request's frame, a fence, a dead letter's replay: what a retry, a boot or a replay reads
+	// back) and every frame after it stay (zero: no such bound). Frames before it go like older
+	// ones: they hold only unkeyed records.
+	Keyed time.Time
 }
 
 // Queue is the full handle a backend provides.

@@ -74,8 +74,8 @@ func stats(t *testing.T, q *embeddedmq.Queue) mq.Stats {
 
 // TestSweepTrimsAStreamOverHalfItsBound: a stream at 80% of its bound, its first frame a keyed
 // request's, all but its last frames inserted, all within the history window. A sweep keeping a
-// resolve window trims nothing (every frame is younger, and a keyed frame comes first); a sweep
-// without one trims the oldest acknowledged frames by size until the stream holds at most half
+// resolve window trims nothing (every frame is younger, and a keyed frame comes first), nor does
+// one keeping a minimum history; a sweep without either trims the oldest acknowledged frames by size until the stream holds at most half
 // its bound, and the unacknowledged frames stay and are delivered.
 func TestSweepTrimsAStreamOverHalfItsBound(t *testing.T) {
 	q := openBoundedQueue(t)
@@ -91,8 +91,8 @@ func TestSweepTrimsAStreamOverHalfItsBound(t *testing.T) {
 	const unacked = 5
 	ack(t, sub, fitFrames-unacked)
 	c := newCoord(t, localcoord.Config{Lease: time.Second}, localcoord.Deps{Instance: "i1"})
-	sweeper := func(resolve time.Duration) *Sweeper {
-		s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Hour, ResolveWindow: resolve},
+	sweeper := func(resolve, minHistory time.Duration) *Sweeper {
+		s, err := New(Config{Interval: time.Hour, HistoryWindow: time.Hour, ResolveWindow: resolve, MinHistory: minHistory},
 			Deps{Coord: c, Queue: q, Registerer: prometheus.NewRegistry()})
 		if err != nil {
 			t.Fatal(err)
@@ -100,13 +100,18 @@ func TestSweepTrimsAStreamOverHalfItsBound(t *testing.T) {
 		return s
 	}
 
-	kept := sweeper(time.Hour)
-	kept.Sweep(t.Context())
-	if n := value(t, kept.m.trimmed.WithLabelValues(reasonSize)); n != 0 || stats(t, q).Retained != fitFrames {
-		t.Fatalf("a sweep keeping an hour's frames trimmed %v by size, %d retained; want 0 and %d", n, stats(t, q).Retained, fitFrames)
+	for _, k := range []struct {
+		name                string
+		resolve, minHistory time.Duration
+	}{{"a resolve window of an hour (the first frame keyed)", time.Hour, 0}, {"an hour of minimum history", 0, time.Hour}} {
+		kept := sweeper(k.resolve, k.minHistory)
+		kept.Sweep(t.Context())
+		if n := value(t, kept.m.trimmed.WithLabelValues(reasonSize)); n != 0 || stats(t, q).Retained != fitFrames {
+			t.Fatalf("a sweep keeping %s trimmed %v by size, %d retained; want 0 and %d", k.name, n, stats(t, q).Retained, fitFrames)
+		}
 	}
 
-	s := sweeper(0)
+	s := sweeper(0, 0)
 	s.Sweep(t.Context())
 	st := stats(t, q)
 	if age := value(t, s.m.trimmed.WithLabelValues(reasonAge)); age != 0 {

@@ -37,6 +37,11 @@ type Config struct {
 	// trim to fit the stream's byte bound keeps less: within the window, only the frames from the
 	// first keyed one on (mq.Trimmer.TrimToFit).
 	ResolveWindow time.Duration
+	// MinHistory is how long every inserted frame is kept whatever the stream's byte bound says:
+	// twice mq.ack_wait, so a batch the writer recovers after a crash (its frames redelivered
+	// within ack_wait) finds its frames, and a reader near the end of the stream is not trimmed
+	// under. Zero: none.
+	MinHistory time.Duration
 	// FitEvery is the time between two checks, between sweeps, of whether a partition stream
 	// holds more than FitShare of its byte bound; zero means min(Interval, DefaultFitEvery).
 	// Not a setting: tests shorten it.
@@ -60,8 +65,8 @@ type Queue interface {
 const FitShare = 0.5
 
 // DefaultFitEvery bounds the time between two checks of the streams' fullness: the sweep
-// interval (1 minute by default) is too long, as a minute at 5 MB/s is 300 MB, more than half of
-// the default 1 GiB stream.
+// interval (1 minute by default) is too long, as a minute at 10 MB/s is 600 MB, more than the
+// default 1 GiB stream has free over its half.
 const DefaultFitEvery = 10 * time.Second
 
 // JournalGrace is how old a forgotten plan's delete marker, or a plan whose frames are all
@@ -180,16 +185,21 @@ const (
 )
 
 // Fit trims every partition stream that holds more than FitShare of its byte bound back to that
-// share, removing its oldest acknowledged frames but, within ResolveWindow, none from the first
-// keyed frame on. It reports whether every partition could be checked.
+// share, removing its oldest acknowledged frames but none younger than MinHistory and, within
+// ResolveWindow, none from the first keyed frame on. It reports whether every partition could be
+// checked.
 func (s *Sweeper) Fit(ctx context.Context) bool {
-	var keepAfter time.Time
+	var keep mq.FitKeep
+	now := s.deps.Now()
+	if s.cfg.MinHistory > 0 {
+		keep.All = now.Add(-s.cfg.MinHistory)
+	}
 	if s.cfg.ResolveWindow > 0 {
-		keepAfter = s.deps.Now().Add(-s.cfg.ResolveWindow)
+		keep.Keyed = now.Add(-s.cfg.ResolveWindow)
 	}
 	ok := true
 	for p := range s.deps.Queue.Partitions() {
-		n, err := s.deps.Queue.TrimToFit(ctx, p, FitShare, keepAfter)
+		n, err := s.deps.Queue.TrimToFit(ctx, p, FitShare, keep)
 		if err != nil {
 			ok = false
 			s.deps.Log.Warn("trim to fit failed", "partition", p, "error", err)

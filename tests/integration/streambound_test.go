@@ -36,17 +36,18 @@ func (r *refusals) count() int {
 }
 
 // TestSustainedIngestOverTheStreamBound: an all-in-one gateway on the embedded queue whose
-// partition streams hold 4 MiB takes a paced ingest of five times that, all into one table (one
+// partition streams hold 16 MiB takes a paced ingest of three times that, all into one table (one
 // partition stream), without one refusal, and every accepted row is in the table once. Inserted
 // history cannot fill the stream: the sweeper trims it by size, long before
 // stream.history_window (24 h). sweeper.interval is 1 s, so the fit check runs every second;
-// the load stays under the 2 MiB a stream has free after a check. Idempotency keys are on (the
+// the load (about 0.8 MB/s) stays far under the 8 MiB a stream has free after a check, and the
+// minimum history (twice mq.ack_wait: 6 s) under half the stream. Idempotency keys are on (the
 // default), so the sweeper keeps a resolve window (the duplicate window plus 5 min plus
-// ingest.wait_timeout with the local dedupe store), far more than 4 MiB at this rate, but only
+// ingest.wait_timeout with the local dedupe store), far more than 16 MiB at this rate, but only
 // from its first keyed frame on: the requests carry no Idempotency-Key, so none is kept for it.
 func TestSustainedIngestOverTheStreamBound(t *testing.T) {
 	const (
-		bound    = 4 << 20
+		bound    = 16 << 20
 		workers  = 4
 		rows     = 50                    // per request
 		pace     = 60 * time.Millisecond // between two requests of a worker: about 0.8 MB/s in all
@@ -55,6 +56,7 @@ func TestSustainedIngestOverTheStreamBound(t *testing.T) {
 	g := backendGateway(t, storeCHDB, mqEmbedded, func(c *gatewayConfig) {
 		c.StreamMaxBytes = bound
 		c.SweeperInterval = "1s"
+		c.AckWait = "3s"
 	})
 	const table = "bounded"
 	g.sql(t, "CREATE TABLE "+table+" (id String, n UInt64, pad String) ENGINE = MergeTree() ORDER BY id")
@@ -96,8 +98,8 @@ func TestSustainedIngestOverTheStreamBound(t *testing.T) {
 	}
 	ops := g.proc.OpsURL()
 	published := func() float64 { return gatewaybin.MetricSum(t, ops, "wavehouse_mq_frame_bytes_sum") }
-	poll.Until(t, deadline, "five stream bounds of frames published, or a refusal", func() bool {
-		return published() >= 5*bound || refused.count() > 0
+	poll.Until(t, deadline, "three stream bounds of frames published, or a refusal", func() bool {
+		return published() >= 3*bound || refused.count() > 0
 	})
 	cancel()
 	wg.Wait()

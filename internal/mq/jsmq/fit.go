@@ -3,7 +3,6 @@ package jsmq
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,11 +16,12 @@ import (
 // call trims.
 const fitRounds = 8
 
-// TrimToFit implements mq.Trimmer. Under the share it costs one stream info. Over it, it purges
+// TrimToFit implements mq.Trimmer. Under the share it costs a stream info. Over it, it purges
 // below the sequence the average frame size says brings the stream to the share, capped at the
-// ack floor + 1 and at the first frame stored at or after keepAfter that a resolution may read
-// (keyedBound), and repeats while the stream is still over the share and the caps allow.
-func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error) {
+// ack floor + 1, at the first frame stored at or after keep.All and at the first frame from
+// keep.Keyed on that a resolution may read (keyedBound), and repeats while the stream is still
+// over the share and the caps allow.
+func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keep mq.FitKeep) (uint64, error) {
 	if err := q.checkPartition(p); err != nil {
 		return 0, err
 	}
@@ -37,10 +37,7 @@ func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter t
 		if err != nil {
 			return err
 		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			return err
-		}
+		info := s.CachedInfo() // js.Stream read it just now
 		if info.Config.MaxBytes <= 0 {
 			return nil
 		}
@@ -53,25 +50,12 @@ func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter t
 		if err != nil {
 			return err
 		}
-		keep := floor + 1
-		if !keepAfter.IsZero() {
-			window, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, st.LastSeq, keepAfter)
-			if err != nil {
-				return err
-			}
-			if want := min(fitTarget(st, fit), keep); want > window {
-				// The frames from window on are younger than keepAfter, yet only a keyed one
-				// (and what its resolution reads) must stay: the others may go.
-				bound, err := q.keyedBound(ctx, q.names.Stream(p), window, want-1)
-				if err != nil {
-					return err
-				}
-				window = bound
-			}
-			keep = min(keep, window)
+		limit, err := q.fitCap(ctx, s, st, min(fitTarget(st, fit), floor+1), keep)
+		if err != nil {
+			return err
 		}
 		for range fitRounds {
-			target := min(fitTarget(st, fit), keep)
+			target := min(fitTarget(st, fit), limit)
 			if st.Bytes <= fit || target <= st.FirstSeq {
 				return nil
 			}
@@ -88,6 +72,32 @@ func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keepAfter t
 		return 0, fmt.Errorf("trim partition %d to fit: %w", p, err)
 	}
 	return removed, nil
+}
+
+// fitCap lowers want, the first sequence a trim of stream s (in state st) would keep, to the
+// first frame stored at or after keep.All, then to the first frame from keep.Keyed on that a
+// resolution may read. The searches look no further than want.
+func (q *Queue) fitCap(ctx context.Context, s jetstream.Stream, st jetstream.StreamState, want uint64, keep mq.FitKeep) (uint64, error) {
+	if want <= st.FirstSeq {
+		return want, nil
+	}
+	if !keep.All.IsZero() {
+		seq, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, want-1, keep.All)
+		if err != nil {
+			return 0, err
+		}
+		want = min(want, seq)
+	}
+	if keep.Keyed.IsZero() || want <= st.FirstSeq {
+		return want, nil
+	}
+	window, err := q.firstAtOrAfter(ctx, s, st.FirstSeq, want-1, keep.Keyed)
+	if err != nil || window >= want {
+		return want, err
+	}
+	// The frames from window on are younger than keep.Keyed, yet only a keyed one and every
+	// frame after it must stay: the others may go.
+	return q.keyedBound(ctx, s.CachedInfo().Config.Name, window, want-1)
 }
 
 // fitTarget is the first sequence to keep for a stream in state st to hold at most fit bytes,
@@ -118,26 +128,24 @@ func purgeBelow(ctx context.Context, s jetstream.Stream, before jetstream.Stream
 	return total - min(after.Msgs, total), after, nil
 }
 
-// fitScanLimit bounds the frame headers one keyedBound reads: what it did not read stays for the
-// next call.
-const fitScanLimit = 100_000
+// fitScanLimit bounds the frame headers one keyedBound reads, so that a check stays well within
+// the queue's RPC timeout (about 12 µs a header on the embedded server): what it did not read
+// stays for the next check.
+const fitScanLimit = 10_000
 
-// keyedBound returns the first sequence from first to last that a keyed request's resolution may
-// read (docs/adr/0012, 0017): that of the first frame carrying a message id (a keyed frame, a
-// marked frame or a fence), or, for a marked frame whose id names the sequence it was stored
-// after, that sequence + 1, which ResolveFrames reads the stream from. Frames without one hold
-// only unkeyed records, which nothing reads back to resolve a request. When none of the frames
-// it reads carries an id, it returns the sequence after the last one read (last + 1 when it read
-// them all).
+// keyedBound returns the sequence of the first frame from first to last that carries a message
+// id: a keyed request's frame (a claimed request's shared frame, or a frame of its own), a fence,
+// or a dead letter's replay, which a retry, a boot (ResolveFrames) or a replay read back. Every
+// frame after it stays too: ResolveFrames reads a marked frame's partition from the sequence
+// its id names, or the first retained frame, onwards. Frames without an id hold only unkeyed
+// records, which nothing reads back. When none of the frames it reads carries an id, it returns
+// the sequence after the last one read (last + 1 when it read them all).
 func (q *Queue) keyedBound(ctx context.Context, stream string, first, last uint64) (uint64, error) {
-	bound, read := last+1, uint64(0)
+	bound, read := last+1, 0
 	err := q.scanHeaders(ctx, stream, first, last, func(seq uint64, h nats.Header) bool {
 		read++
-		if id := h.Get(jetstream.MsgIDHeader); id != "" {
+		if h.Get(jetstream.MsgIDHeader) != "" {
 			bound = seq
-			if _, after, ok := parseFrameID(id); ok {
-				bound = min(bound, after+1)
-			}
 			return false
 		}
 		if read >= fitScanLimit {

@@ -117,12 +117,12 @@ func (h *Handle) Trim(ctx context.Context, p int, below uint64, olderThan time.T
 }
 
 // TrimToFit implements mq.Trimmer.
-func (h *Handle) TrimToFit(ctx context.Context, p int, share float64, keepAfter time.Time) (uint64, error) {
+func (h *Handle) TrimToFit(ctx context.Context, p int, share float64, keep mq.FitKeep) (uint64, error) {
 	q, err := h.Queue()
 	if err != nil {
 		return 0, err
 	}
-	return q.TrimToFit(ctx, p, share, keepAfter)
+	return q.TrimToFit(ctx, p, share, keep)
 }
 
 // DLQ implements mq.Queue; its calls fail like the handle's when the queue

@@ -131,7 +131,7 @@ type MarkedFrame struct {
 // ResolveFrames tells, for each marked claim, whether its frame is stored holding its record:
 // the frame id to record in its place ("<id>@<position>"), or "" when the stream does not show
 // it (not stored, stored without the record, or beyond what the stream can tell: another epoch,
-// history trimmed). It reads the headers of each partition stream from the lowest bound the
+// the frame itself trimmed). It reads the headers of each partition stream from the lowest bound the
 // frames carry to the stream's last message, so it must be called only when no frame marked so
 // can still be stored: by the process that published them, after a restart, before it publishes
 // (the embedded queue).
@@ -164,12 +164,16 @@ func (q *Queue) resolvePartition(ctx context.Context, p int, marks []MarkedFrame
 	start := uint64(0)
 	for _, i := range idx {
 		e, after, ok := parseFrameID(marks[i].Frame)
-		if !ok || e != epoch || after+1 < st.FirstSeq {
-			continue // another history, or the range after its bound was trimmed: cannot tell
+		if !ok || e != epoch {
+			continue // another history: cannot tell
 		}
 		want[marks[i].Frame] = append(want[marks[i].Frame], i)
-		if start == 0 || after+1 < start {
-			start = after + 1
+		// The frame is stored after its bound, if at all: read from there, or from the first
+		// frame retained when history below it was trimmed (found, the id proves the frame is
+		// stored; not found, the mark is left alone as for any frame not found).
+		from := max(after+1, st.FirstSeq)
+		if start == 0 || from < start {
+			start = from
 		}
 	}
 	if len(want) == 0 || st.Msgs == 0 || start > st.LastSeq {

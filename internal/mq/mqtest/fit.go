@@ -13,11 +13,11 @@ import (
 // size and trims it to half in the three situations that decide how far it may go: nothing
 // acknowledged (nothing goes), part acknowledged (exactly the acknowledged frames go, the
 // stream stays over the share, every unacknowledged frame is still delivered, and a replay from a
-// trimmed position starts with a reset), and
-// everything acknowledged and a keyed frame among those younger than keepAfter (the frames before
-// it go, young or not; it and every frame after it stay, as a resolution reads them). Last,
-// with nothing holding it back, it trims to the share: half the bound can be published again
-// without mq.ErrQueueFull.
+// trimmed position starts with a reset), everything acknowledged but keep.All binding (only the
+// frames stored before it go), and keep.Keyed binding with a keyed frame among the younger
+// frames (the frames before it go, young or not; it and every frame after it stay, as a
+// resolution reads them). Last, with nothing holding it back, it trims to the share: half the
+// bound can be published again without mq.ErrQueueFull.
 func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 	const (
 		bound   = 256 << 10
@@ -49,9 +49,9 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 		}
 		pos = append(pos, publish(t, q, r).Position)
 	}
-	trim := func(keepAfter time.Time) uint64 {
+	trim := func(keep mq.FitKeep) uint64 {
 		t.Helper()
-		removed, err := q.TrimToFit(ctxT(t), 0, share, keepAfter)
+		removed, err := q.TrimToFit(ctxT(t), 0, share, keep)
 		if err != nil {
 			t.Fatalf("trim to fit: %v", err)
 		}
@@ -66,13 +66,13 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 		return st.Retained
 	}
 	for _, bad := range []float64{0, -0.5, 1.5} {
-		if _, err := q.TrimToFit(ctxT(t), 0, bad, time.Time{}); !errors.Is(err, mq.ErrInvalid) {
+		if _, err := q.TrimToFit(ctxT(t), 0, bad, mq.FitKeep{}); !errors.Is(err, mq.ErrInvalid) {
 			t.Fatalf("trim to fit a share of %v: %v, want mq.ErrInvalid", bad, err)
 		}
 	}
 
 	// Nothing acknowledged: the stream is over the share, and nothing may go.
-	if removed := trim(time.Time{}); removed != 0 || retained() != n {
+	if removed := trim(mq.FitKeep{}); removed != 0 || retained() != n {
 		t.Fatalf("with nothing acknowledged: removed %d, %d retained; want 0 and %d", removed, retained(), n)
 	}
 
@@ -83,7 +83,7 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 			t.Fatalf("ack: %v", err)
 		}
 	}
-	if removed := trim(time.Time{}); removed != acked || retained() != n-acked {
+	if removed := trim(mq.FitKeep{}); removed != acked || retained() != n-acked {
 		t.Fatalf("with %d frames acknowledged: removed %d, %d retained; want %d and %d", acked, removed, retained(), acked, n-acked)
 	}
 	// A replay from a position trimmed to fit starts with a reset to the first retained frame (on
@@ -108,21 +108,25 @@ func testTrimToFit(t *testing.T, nh NewHarness, _ Caps) {
 		}
 	}
 
-	// Everything acknowledged, and the frames from the keyed one on alone are over the share: the
-	// frames before it go, the young unkeyed ones too; the keyed frame and all after it stay.
-	if removed := trim(keepAfter); removed != older+young-acked || retained() != n-older-young {
-		t.Fatalf("with keepAfter: removed %d, %d retained; want %d and %d (up to the keyed frame)", removed, retained(), older+young-acked, n-older-young)
+	// Everything acknowledged, but every frame stored since keepAfter kept: only the older ones go.
+	if removed := trim(mq.FitKeep{All: keepAfter}); removed != older-acked || retained() != n-older {
+		t.Fatalf("with keep.All: removed %d, %d retained; want %d and %d", removed, retained(), older-acked, n-older)
+	}
+	// The frames from the first keyed one stored since keepAfter kept: the young unkeyed frames
+	// before it go too; the keyed frame and all after it stay.
+	if removed := trim(mq.FitKeep{Keyed: keepAfter}); removed != young || retained() != n-older-young {
+		t.Fatalf("with keep.Keyed: removed %d, %d retained; want %d and %d (up to the keyed frame)", removed, retained(), young, n-older-young)
 	}
 
 	// Nothing holds it back: the stream is trimmed to the share, not emptied.
-	if removed := trim(time.Time{}); removed == 0 {
+	if removed := trim(mq.FitKeep{}); removed == 0 {
 		t.Fatal("with every frame acknowledged and no keepAfter: nothing removed from a stream over its share")
 	}
 	if r := retained(); r*size > bound/2 || r < fitting-1 {
 		t.Fatalf("after trimming to fit %d frames of %d bytes are retained, want at most %d bytes and at least %d frames",
 			r, size, bound/2, fitting-1)
 	}
-	if removed := trim(time.Time{}); removed != 0 {
+	if removed := trim(mq.FitKeep{}); removed != 0 {
 		t.Fatalf("a stream within its share trimmed again: %d removed", removed)
 	}
 	// Half the bound is free again.
