@@ -24,15 +24,7 @@ const (
 // openBoundedQueue opens a one-partition embedded queue whose stream holds fitBound bytes.
 func openBoundedQueue(t *testing.T) *embeddedmq.Queue {
 	t.Helper()
-	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 1, MaxBytes: fitBound, TenantMaxBytes: -1}, embeddedmq.Deps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = q.Close(context.Background()) })
-	return q
+	return openQueueWith(t, embeddedmq.Config{Partitions: 1, MaxBytes: fitBound, TenantMaxBytes: -1})
 }
 
 // fill publishes n frames of fitFrame bytes to t/e.
@@ -63,6 +55,7 @@ func ack(t *testing.T, sub mq.Subscription, n int) {
 	}
 }
 
+// stats returns the queue statistics of t/e.
 func stats(t *testing.T, q *embeddedmq.Queue) mq.Stats {
 	t.Helper()
 	st, err := q.Stats(t.Context(), "t", "e")

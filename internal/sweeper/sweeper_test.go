@@ -17,7 +17,14 @@ import (
 
 func openQueue(t *testing.T) *embeddedmq.Queue {
 	t.Helper()
-	q, err := embeddedmq.New(embeddedmq.Config{Dir: t.TempDir(), Partitions: 1}, embeddedmq.Deps{})
+	return openQueueWith(t, embeddedmq.Config{Partitions: 1})
+}
+
+// openQueueWith opens an embedded queue of cfg in a directory of the test, closed when it ends.
+func openQueueWith(t *testing.T, cfg embeddedmq.Config) *embeddedmq.Queue {
+	t.Helper()
+	cfg.Dir = t.TempDir()
+	q, err := embeddedmq.New(cfg, embeddedmq.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
