@@ -290,8 +290,10 @@ func (d *dlq) Get(ctx context.Context, id uint64) (mq.DeadEntry, error) {
 // step 2 among the table's frames stored after the marker's sequence, and publishes only when it
 // is not there. The message id alone would cover a repeat within the stream's duplicate window
 // (mq.embedded duplicate_window, 2 min); the marker covers it beyond, for as long as the
-// republished frame is retained (the sweeper trims history only below the ack floor and past the
-// history window). <entry> is the entry's sequence and store time, so a recreated dead-letter
+// republished frame is retained (the sweeper trims history only below the ack floor, and past the
+// history window or, while the stream holds more than half its byte bound, past twice
+// mq.ack_wait and, with idempotency keys on, before the resolve window's first frame with a
+// message id, which a replay frame is: docs/adr/0019). <entry> is the entry's sequence and store time, so a recreated dead-letter
 // stream never matches an old marker.
 func (d *dlq) Replay(ctx context.Context, tenant, table string, limit int) (int, error) {
 	var entries []mq.DeadEntry

@@ -11,16 +11,16 @@ import (
 )
 
 // fitRounds bounds the purges of one TrimToFit. Each round purges as many of the oldest frames
-// as the stream's average frame size says hold the excess, then reads the stream again: frames
-// of uneven size can take more than one round, and what a call leaves over the share the next
-// call trims.
+// as the stream's average frame size says hold the excess, then reads the stream again. The cap
+// (fitCap) is computed once, from the first round's cut, so a later round only purges what the
+// first one's cut allowed and did not reach; what a call leaves over the share the next call
+// (10 s later) trims.
 const fitRounds = 8
 
 // TrimToFit implements mq.Trimmer. Under the share it costs a stream info. Over it, it purges
 // below the sequence the average frame size says brings the stream to the share, capped at the
 // ack floor + 1, at the first frame stored at or after keep.All and at the first frame from
-// keep.Keyed on that a resolution may read (keyedBound), and repeats while the stream is still
-// over the share and the caps allow.
+// keep.Keyed on that a resolution may read (keyedBound), all computed for the first cut.
 func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keep mq.FitKeep) (uint64, error) {
 	if err := q.checkPartition(p); err != nil {
 		return 0, err

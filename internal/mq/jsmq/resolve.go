@@ -132,7 +132,8 @@ type MarkedFrame struct {
 // the frame id to record in its place ("<id>@<position>"), or "" when the stream does not show
 // it (not stored, stored without the record, or beyond what the stream can tell: another epoch,
 // the frame itself trimmed). It reads the headers of each partition stream from the lowest bound the
-// frames carry to the stream's last message, so it must be called only when no frame marked so
+// frames carry (or the first retained frame, when that bound was trimmed) to the stream's last
+// message, so it must be called only when no frame marked so
 // can still be stored: by the process that published them, after a restart, before it publishes
 // (the embedded queue).
 func (q *Queue) ResolveFrames(ctx context.Context, marks []MarkedFrame) ([]string, error) {
