@@ -10,17 +10,11 @@ import (
 	"github.com/wavehouse/wavehouse/internal/mq"
 )
 
-// fitRounds bounds the purges of one TrimToFit. Each round purges as many of the oldest frames
-// as the stream's average frame size says hold the excess, then reads the stream again. The cap
-// (fitCap) is computed once, from the first round's cut, so a later round only purges what the
-// first one's cut allowed and did not reach; what a call leaves over the share the next call
-// (10 s later) trims.
-const fitRounds = 8
-
 // TrimToFit implements mq.Trimmer. Under the share it costs a stream info. Over it, it purges
 // below the sequence the average frame size says brings the stream to the share, capped at the
 // ack floor + 1, at the first frame stored at or after keep.All and at the first frame from
-// keep.Keyed on that a resolution may read (keyedBound), all computed for the first cut.
+// keep.Keyed on that a resolution may read (keyedBound). One purge: the caps are computed for
+// that cut, and what the estimate leaves over the share the next call (10 s later) trims.
 func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keep mq.FitKeep) (uint64, error) {
 	if err := q.checkPartition(p); err != nil {
 		return 0, err
@@ -54,19 +48,11 @@ func (q *Queue) TrimToFit(ctx context.Context, p int, share float64, keep mq.Fit
 		if err != nil {
 			return err
 		}
-		for range fitRounds {
-			target := min(fitTarget(st, fit), limit)
-			if st.Bytes <= fit || target <= st.FirstSeq {
-				return nil
-			}
-			n, after, err := purgeBelow(ctx, s, st, target)
-			if err != nil {
-				return err
-			}
-			removed += n
-			st = after
+		if limit <= st.FirstSeq {
+			return nil
 		}
-		return nil
+		removed, _, err = purgeBelow(ctx, s, st, limit)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("trim partition %d to fit: %w", p, err)
@@ -97,12 +83,13 @@ func (q *Queue) fitCap(ctx context.Context, s jetstream.Stream, st jetstream.Str
 	}
 	// The frames from window on are younger than keep.Keyed, yet only a keyed one and every
 	// frame after it must stay: the others may go.
-	return q.keyedBound(ctx, s.CachedInfo().Config.Name, window, want-1)
+	bound, err := q.keyedBound(ctx, s.CachedInfo().Config.Name, window, want-1)
+	return min(bound, want), err
 }
 
 // fitTarget is the first sequence to keep for a stream in state st to hold at most fit bytes,
 // estimated from its average frame size. Sequences deleted inside the range make it keep more
-// than needed, which the next round sees.
+// than needed, which the next call sees.
 func fitTarget(st jetstream.StreamState, fit uint64) uint64 {
 	if st.Msgs == 0 || st.Bytes <= fit {
 		return st.FirstSeq
